@@ -1,0 +1,7 @@
+import type { Config } from '../config.ts'
+
+// The body of `gc` arrives with its feature; until then it says so instead of pretending.
+export async function run(_config: Config): Promise<number> {
+  console.error('spaces-api gc: not available in this build yet')
+  return 2
+}

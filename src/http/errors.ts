@@ -1,0 +1,139 @@
+import { Elysia, ValidationError } from 'elysia'
+import { log } from '../lib/log.ts'
+import { requestIdOf } from './request.ts'
+
+export type Fields = Record<string, string>
+
+/** The closed set of errors a handler may throw; each knows its status. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly fields?: Fields,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message)
+  }
+}
+export class BadRequest extends HttpError {
+  constructor(message = 'Bad request', fields?: Fields) {
+    super(400, message, fields)
+  }
+}
+export class Unauthorized extends HttpError {
+  constructor(message = 'Unauthorized') {
+    super(401, message)
+  }
+}
+export class Forbidden extends HttpError {
+  constructor(message = 'Forbidden') {
+    super(403, message)
+  }
+}
+export class NotFound extends HttpError {
+  constructor(message = 'Not found') {
+    super(404, message)
+  }
+}
+export class PayloadTooLarge extends HttpError {
+  constructor(message = 'Request body too large') {
+    super(413, message)
+  }
+}
+export class Unprocessable extends HttpError {
+  constructor(message: string, fields?: Fields) {
+    super(422, message, fields)
+  }
+}
+export class TooManyRequests extends HttpError {
+  constructor(message: string, retryAfterSec: number) {
+    super(429, message, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSec))) })
+  }
+}
+export class ServiceUnavailable extends HttpError {
+  constructor(message = 'Service unavailable') {
+    super(503, message)
+  }
+}
+
+/**
+ * Routes whose error bodies use the ok-discriminated envelope `{ ok: false, error, fields? }`
+ * (decision 5); their schema failures are 422, not 400. Keyed by method and path because body parse
+ * errors happen before any route hook could mark the request.
+ */
+const OK_ENVELOPE = new Set(['POST /enquiries'])
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  413: 'Request body too large',
+  415: 'Unsupported media type',
+  422: 'Unprocessable request',
+  429: 'Too many requests',
+  503: 'Service unavailable',
+}
+
+interface Formatted {
+  status: number
+  error: string
+  fields?: Fields
+  headers?: Record<string, string>
+}
+
+function classify(code: unknown, error: unknown): Formatted {
+  if (error instanceof HttpError) {
+    return { status: error.status, error: error.message, fields: error.fields, headers: error.headers }
+  }
+  if (error instanceof ValidationError || code === 'VALIDATION') {
+    return { status: 400, error: 'Invalid request', fields: validationFields(error as ValidationError) }
+  }
+  if (code === 'NOT_FOUND') return { status: 404, error: 'Not found' }
+  if (code === 'PARSE') return { status: 400, error: 'Malformed request body' }
+  if (code === 'INVALID_COOKIE_SIGNATURE') return { status: 400, error: 'Invalid cookie' }
+  if (code === 'INVALID_FILE_TYPE') return { status: 422, error: 'Unsupported file type' }
+  // Elysia's own status errors (e.g. a thrown `status(405)`) carry a numeric status.
+  const status = (error as { status?: unknown } | null)?.status
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return { status, error: STATUS_TEXT[status] ?? 'Request failed' }
+  }
+  return { status: 500, error: 'Internal server error' }
+}
+
+/** Turns typebox errors into `{ property: message }`, keyed by the offending property's path. */
+export function validationFields(error: ValidationError): Fields {
+  const fields: Fields = {}
+  let all: { path: string; message: string; summary?: string }[] = []
+  try {
+    all = error.all
+  } catch {}
+  for (const e of all) {
+    const key = e.path.replace(/^\//, '').replaceAll('/', '.') || error.type
+    fields[key] ??= e.summary ?? e.message
+  }
+  if (Object.keys(fields).length === 0) fields[error.type || 'body'] = 'Invalid value'
+  return fields
+}
+
+/** ONE formatter for every error of every route: the spec's envelope, never HTML or a stack. */
+export const errorFormatter = new Elysia({ name: 'http.errors' }).onError({ as: 'global' }, ({ code, error, request, set, path }) => {
+  const formatted = classify(code, error)
+  const requestId = requestIdOf(request)
+  if (formatted.status >= 500) {
+    log.error({ requestId, method: request.method, path, err: error }, 'unhandled error')
+  }
+  const okEnvelope = OK_ENVELOPE.has(`${request.method} ${path}`)
+  if (okEnvelope && formatted.status === 400 && (error instanceof ValidationError || code === 'VALIDATION')) {
+    formatted.status = 422
+    formatted.error = 'Please check the highlighted fields'
+  }
+  set.status = formatted.status
+  Object.assign(set.headers, formatted.headers ?? {})
+  set.headers['content-type'] = 'application/json; charset=utf-8'
+  const body = okEnvelope
+    ? { ok: false as const, error: formatted.error, ...(formatted.fields ? { fields: formatted.fields } : {}) }
+    : { error: formatted.error, requestId, ...(formatted.fields ? { fields: formatted.fields } : {}) }
+  return body
+})
