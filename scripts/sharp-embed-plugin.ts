@@ -200,14 +200,25 @@ export function sharpEmbedPlugin(options: SharpEmbedOptions & { onInfo?: (info: 
       const sharpJs = path.join(files.sharpDir, 'lib', 'sharp.js')
       const utilityJs = path.join(files.sharpDir, 'lib', 'utility.js')
 
+      // Filters are deliberately broad: a second copy of sharp in the bundle
+      // (another version, or a path we did not expect) fails the build here
+      // instead of failing at runtime in the executable.
+      const sameFile = (a: string, b: string) => a === b || fs.realpathSync(a) === b
+      const only = (expected: string, actual: string) => {
+        if (!sameFile(actual, expected)) {
+          throw new Error(`sharp-embed: bundle contains ${actual}, expected only ${expected} (two copies of sharp?)`)
+        }
+      }
+
       // 1. sharp's addon locator -> our embedded loader.
-      build.onLoad({ filter: new RegExp(`^${escapeRegExp(sharpJs)}$`) }, () => ({
-        contents: `module.exports = require(${JSON.stringify(MANIFEST_SPECIFIER)}).addon;\n`,
-        loader: 'js',
-      }))
+      build.onLoad({ filter: /[\\/]sharp[\\/]lib[\\/]sharp\.js$/ }, (args) => {
+        only(sharpJs, args.path)
+        return { contents: `module.exports = require(${JSON.stringify(MANIFEST_SPECIFIER)}).addon;\n`, loader: 'js' }
+      })
 
       // 2. sharp.versions: static versions.json instead of a dynamic require.
-      build.onLoad({ filter: new RegExp(`^${escapeRegExp(utilityJs)}$`) }, async () => {
+      build.onLoad({ filter: /[\\/]sharp[\\/]lib[\\/]utility\.js$/ }, async (args) => {
+        only(utilityJs, args.path)
         const source = await Bun.file(utilityJs).text()
         const dynamic = /require\(`@img\/sharp-\$\{runtimePlatform\}\/versions`\)/
         if (!dynamic.test(source)) {

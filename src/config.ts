@@ -1,4 +1,4 @@
-import { resolve, relative, isAbsolute } from 'node:path'
+import { resolve, relative, isAbsolute, sep } from 'node:path'
 import { Type as T, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { ValueErrorType } from '@sinclair/typebox/errors'
@@ -189,6 +189,7 @@ export function loadConfig(source: Record<string, string | undefined>, buildSha 
     problem('MAIL_FROM', 'must be an e-mail address, optionally as "Name <address>"')
   }
   const smtpPort = port('SMTP_PORT', env.SMTP_PORT) ?? 587
+  const listenPort = port('PORT', env.PORT)
 
   const captchaVerifyUrl = env.CAPTCHA_VERIFY_URL
     ? httpUrl('CAPTCHA_VERIFY_URL', env.CAPTCHA_VERIFY_URL, problem)
@@ -199,7 +200,7 @@ export function loadConfig(source: Record<string, string | undefined>, buildSha 
   const config = {
     env: nodeEnv,
     isProduction,
-    port: port('PORT', env.PORT),
+    port: listenPort,
     logLevel: (env.LOG_LEVEL ?? 'info') as 'debug' | 'info' | 'warn' | 'error',
     db,
     cors: { publicOrigins, adminOrigins },
@@ -291,13 +292,9 @@ function seconds(key: string, value: string | undefined, fallback: number, probl
 }
 
 function isIpOrCidr(entry: string): boolean {
-  try {
-    if (entry.includes('/')) ipaddr.parseCIDR(entry)
-    else ipaddr.parse(entry)
-    return true
-  } catch {
-    return false
-  }
+  // IPv4 only as a dotted quad: ipaddr.parse would read "10" as 0.0.0.10, hiding a typo for 10.0.0.0/8.
+  if (entry.includes('/')) return ipaddr.IPv6.isValidCIDR(entry) || ipaddr.IPv4.isValidCIDRFourPartDecimal(entry)
+  return ipaddr.IPv6.isValid(entry) || ipaddr.IPv4.isValidFourPartDecimal(entry)
 }
 
 function isEmail(value: string): boolean {
@@ -306,7 +303,7 @@ function isEmail(value: string): boolean {
 
 function contains(parent: string, child: string): boolean {
   const rel = relative(parent, child)
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))
 }
 
 function deepFreeze<T>(value: T): T {

@@ -9,9 +9,12 @@ type Range = [ipaddr.IPv4 | ipaddr.IPv6, number]
  */
 export function clientIpResolver(trusted: readonly string[]) {
   const ranges: Range[] = trusted.map((entry) => {
-    if (entry.includes('/')) return ipaddr.parseCIDR(entry)
-    const addr = ipaddr.parse(entry)
-    return [addr, addr.kind() === 'ipv4' ? 32 : 128]
+    const [addr, bits] = entry.includes('/') ? ipaddr.parseCIDR(entry) : [ipaddr.parse(entry), undefined]
+    // Addresses are compared as IPv4 when IPv4-mapped (see `parse`), so a mapped entry must be too.
+    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && (bits === undefined || bits >= 96)) {
+      return [(addr as ipaddr.IPv6).toIPv4Address(), bits === undefined ? 32 : bits - 96]
+    }
+    return [addr, bits ?? (addr.kind() === 'ipv4' ? 32 : 128)]
   })
   const isTrusted = (ip: string) => {
     const addr = parse(ip)

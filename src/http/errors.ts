@@ -84,6 +84,9 @@ interface Formatted {
 }
 
 function classify(code: unknown, error: unknown): Formatted {
+  // Elysia wraps whatever a body parser throws in its own ParseError; ours carry the real status.
+  const cause = (error as { cause?: unknown } | null)?.cause
+  if (code === 'PARSE' && cause instanceof HttpError) error = cause
   if (error instanceof HttpError) {
     return { status: error.status, error: error.message, fields: error.fields, headers: error.headers }
   }
