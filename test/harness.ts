@@ -132,3 +132,7 @@ export async function mysqlReachable(): Promise<boolean> {
     return false
   }
 }
+
+/** A response body as JSON, loosely typed for assertions. */
+// biome-ignore lint: tests assert on arbitrary shapes
+export const json = (res: Response): Promise<any> => res.json()

@@ -6,7 +6,7 @@ import { cors } from './cors.ts'
 import { errorFormatter, TooManyRequests, Unprocessable } from './errors.ts'
 import { requestHeaders } from './request.ts'
 import { configureLog } from '../lib/log.ts'
-import { startApp, type TestApp } from '../../test/harness.ts'
+import { json, startApp, type TestApp } from '../../test/harness.ts'
 
 // The plumbing in front of a few routes made for this test: schema validation, a crash, a thrown
 // HttpError and the ok-enveloped POST /enquiries. The real app's routes get their own tests.
@@ -61,14 +61,14 @@ describe('error envelope', () => {
     const res = await fetch(`${base}/no/such/route`)
     expect(res.status).toBe(404)
     expect(res.headers.get('content-type')).toStartWith('application/json')
-    const body = await res.json()
+    const body = await json(res)
     expect(body).toEqual({ error: 'Not found', requestId: res.headers.get('x-request-id')! })
   })
 
   test('a schema failure is a 400 whose fields name each offending property', async () => {
     const res = await post('/things', JSON.stringify({ name: 'x', count: 'many' }))
     expect(res.status).toBe(400)
-    const body = await res.json()
+    const body = await json(res)
     expect(body.error).toBeString()
     expect(body.requestId).toBe(res.headers.get('x-request-id'))
     expect(Object.keys(body.fields).sort()).toEqual(['count', 'name'])
@@ -77,25 +77,25 @@ describe('error envelope', () => {
   test('a missing property is reported under its own name', async () => {
     const res = await post('/things', JSON.stringify({ name: 'ok' }))
     expect(res.status).toBe(400)
-    expect((await res.json()).fields).toHaveProperty('count')
+    expect((await json(res)).fields).toHaveProperty('count')
   })
 
   test('malformed JSON is a 400 in the envelope', async () => {
     const res = await post('/things', '{"name": "ab", ')
     expect(res.status).toBe(400)
-    expect(await res.json()).toMatchObject({ error: 'Malformed JSON body' })
+    expect(await json(res)).toMatchObject({ error: 'Malformed JSON body' })
   })
 
   test('a body that is not JSON where an object is expected is a 400, not a 500', async () => {
     const res = await post('/things', 'hello', { 'content-type': 'text/plain' })
     expect(res.status).toBe(400)
-    expect((await res.json()).fields).toBeObject()
+    expect((await json(res)).fields).toBeObject()
   })
 
   test('a JSON body over 100 kb is a 413', async () => {
     const res = await post('/things', JSON.stringify({ name: 'x'.repeat(BODY_LIMIT), count: 1 }))
     expect(res.status).toBe(413)
-    expect((await res.json()).error).toBeString()
+    expect((await json(res)).error).toBeString()
   })
 
   test('a chunked body over 100 kb without a length is a 413 too', async () => {
@@ -133,13 +133,13 @@ describe('error envelope', () => {
     const res = await fetch(`${base}/admin/limited`)
     expect(res.status).toBe(429)
     expect(res.headers.get('retry-after')).toBe('90')
-    expect((await res.json()).error).toBe('Too many attempts')
+    expect((await json(res)).error).toBe('Too many attempts')
   })
 
   test('a 422 carries its fields', async () => {
     const res = await fetch(`${base}/admin/taken`)
     expect(res.status).toBe(422)
-    expect(await res.json()).toMatchObject({ error: 'Already taken', fields: { phone: 'is in use' } })
+    expect(await json(res)).toMatchObject({ error: 'Already taken', fields: { phone: 'is in use' } })
   })
 })
 
@@ -147,7 +147,7 @@ describe('POST /enquiries envelope (decision 5)', () => {
   test('a schema failure is a 422 of exactly { ok: false, error, fields }', async () => {
     const res = await post('/enquiries', JSON.stringify({ name: 'x' }))
     expect(res.status).toBe(422)
-    const body = await res.json()
+    const body = await json(res)
     expect(Object.keys(body).sort()).toEqual(['error', 'fields', 'ok'])
     expect(body.ok).toBe(false)
     expect(body.fields).toHaveProperty('name')
@@ -156,13 +156,13 @@ describe('POST /enquiries envelope (decision 5)', () => {
   test('malformed JSON is a 400 with ok: false', async () => {
     const res = await post('/enquiries', '{')
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ ok: false, error: 'Malformed JSON body' })
+    expect(await json(res)).toEqual({ ok: false, error: 'Malformed JSON body' })
   })
 
   test('a body over 100 kb is a 413 with ok: false', async () => {
     const res = await post('/enquiries', JSON.stringify({ name: 'x'.repeat(BODY_LIMIT + 1) }))
     expect(res.status).toBe(413)
-    expect((await res.json()).ok).toBe(false)
+    expect((await json(res)).ok).toBe(false)
   })
 })
 
@@ -265,7 +265,7 @@ describe('the real app', () => {
   test('GET /health answers 200 with exactly the documented shape', async () => {
     const res = await app.fetch('/health')
     expect(res.status).toBe(200)
-    const body = await res.json()
+    const body = await json(res)
     expect(Object.keys(body).sort()).toEqual(['db', 'node', 'sha', 'status', 'uptimeSec'])
     expect(body.status).toBe('ok')
     expect(body.db.status).toBe('ok')
@@ -278,7 +278,7 @@ describe('the real app', () => {
   test('GIT_SHA from the configuration is the health sha', async () => {
     const other = await startApp({ env: { GIT_SHA: 'abc1234' } })
     try {
-      expect((await (await other.fetch('/health')).json()).sha).toBe('abc1234')
+      expect((await json(await other.fetch('/health'))).sha).toBe('abc1234')
     } finally {
       await other.destroy()
     }
@@ -304,7 +304,7 @@ describe('health with the database down', () => {
     try {
       const res = await app.fetch('/health')
       expect(res.status).toBe(503)
-      const body = await res.json()
+      const body = await json(res)
       expect(body.status).toBe('error')
       expect(body.db.status).toBe('error')
       expect(body.sha).toBeString()
@@ -323,7 +323,7 @@ describe('health with the database down', () => {
     try {
       const res = await app.fetch('/health', { signal: AbortSignal.timeout(10_000) })
       expect(res.status).toBe(503)
-      expect((await res.json()).db.status).toBe('error')
+      expect((await json(res)).db.status).toBe('error')
     } finally {
       silent.stop(true)
       await app.stop().catch(() => {})
