@@ -58,7 +58,7 @@ if (migrated.exitCode !== 0) process.exit(migrated.exitCode ?? 1)
 const password = random(18)
 const seeded = run('seed', {
   SEED_SUPERADMIN_NAME: env.SEED_SUPERADMIN_NAME ?? 'Development Admin',
-  SEED_SUPERADMIN_PHONE: env.SEED_SUPERADMIN_PHONE ?? '+447700900001',
+  SEED_SUPERADMIN_PHONE: env.SEED_SUPERADMIN_PHONE ?? '+442079460001',
   SEED_SUPERADMIN_EMAIL: env.SEED_SUPERADMIN_EMAIL ?? 'admin@example.com',
   SEED_SUPERADMIN_PASSWORD: env.SEED_SUPERADMIN_PASSWORD ?? password,
 })

@@ -2,20 +2,26 @@ import { Elysia } from 'elysia'
 import type { Config } from './config.ts'
 import type { Db } from './db/db.ts'
 import type { Deps } from './deps.ts'
+import { authRoutes } from './features/auth/routes.ts'
+import { createAuthService } from './features/auth/service.ts'
 import { healthRoutes } from './features/health/routes.ts'
+import { userRoutes } from './features/users/routes.ts'
 import { bodyParser } from './http/body.ts'
 import { clientIpResolver } from './http/client-ip.ts'
 import { cors } from './http/cors.ts'
 import { errorFormatter } from './http/errors.ts'
+import { authGuard } from './http/guard.ts'
 import { requestHeaders } from './http/request.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
+import { createMailer, type Mailer } from './lib/mailer.ts'
 
-export function createDeps(config: Config, db: Db, clock: Clock = systemClock): Deps {
+export function createDeps(config: Config, db: Db, options: { clock?: Clock; mailer?: Mailer } = {}): Deps {
   const resolve = clientIpResolver(config.trustProxy)
   return {
     config,
     db,
-    clock,
+    clock: options.clock ?? systemClock,
+    mailer: options.mailer ?? createMailer(config),
     clientIp: (request, server) => resolve(server?.requestIP(request)?.address, request.headers.get('x-forwarded-for')),
   }
 }
@@ -23,12 +29,16 @@ export function createDeps(config: Config, db: Db, clock: Clock = systemClock): 
 /** Composes the plumbing and the feature plugins; nothing else is wired anywhere. */
 export function createApp(deps: Deps) {
   const { config } = deps
+  const auth = createAuthService(deps)
+  const guard = authGuard(auth)
   return new Elysia({ name: 'spaces-api' })
     .use(requestHeaders({ production: config.isProduction }))
     .use(cors(config.cors))
     .use(errorFormatter)
     .use(bodyParser)
     .use(healthRoutes(deps))
+    .use(authRoutes(deps, auth, guard))
+    .use(userRoutes(deps, auth, guard))
 }
 
 export type App = ReturnType<typeof createApp>

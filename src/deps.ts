@@ -1,12 +1,14 @@
 import type { Config } from './config.ts'
 import type { Db } from './db/db.ts'
 import type { Clock } from './lib/clock.ts'
+import type { Mailer } from './lib/mailer.ts'
 
 /** What the features are built from; `main` makes the real ones, tests make their own. */
 export interface Deps {
   config: Config
   db: Db
   clock: Clock
+  mailer: Mailer
   /** The client address of a request (decision 30). */
   clientIp: (request: Request, server: { requestIP(r: Request): { address: string } | null } | null) => string
 }

@@ -9,6 +9,7 @@ import type { Db } from '../src/db/db.ts'
 import { migrate } from '../src/db/migrate.ts'
 import { systemClock, type Clock } from '../src/lib/clock.ts'
 import { configureLog } from '../src/lib/log.ts'
+import type { Mailer } from '../src/lib/mailer.ts'
 
 /** Which database the suite runs on: scripts/test.sh runs it once per dialect. */
 export const TEST_DB: 'sqlite' | 'mysql' = process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite'
@@ -86,6 +87,7 @@ export interface TestApp {
 export interface StartOptions {
   env?: Record<string, string | undefined>
   clock?: Clock
+  mailer?: Mailer
   /** Reuse the files and database of an earlier app (a restart). */
   reuse?: { dir: string; env: Record<string, string> }
   migrate?: boolean
@@ -99,7 +101,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp & { 
   const config = loadConfig(env)
   const db = createDb(config)
   if (options.migrate !== false) await migrate(db)
-  const app = createApp(createDeps(config, db, options.clock ?? systemClock))
+  const app = createApp(createDeps(config, db, { clock: options.clock ?? systemClock, mailer: options.mailer }))
   app.listen({ port: 0, hostname: '127.0.0.1' })
   const url = `http://127.0.0.1:${app.server!.port}`
   const stop = async () => {

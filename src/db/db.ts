@@ -56,3 +56,11 @@ export function splitStatements(script: string): string[] {
     .map((s) => s.trim())
     .filter(Boolean)
 }
+
+/**
+ * A `%q%` pattern for `LIKE … ESCAPE '!'` that matches `q` literally. `!` rather than a backslash,
+ * because MySQL and SQLite read a backslash in a string literal differently.
+ */
+export function containsPattern(q: string): string {
+  return `%${q.replace(/[!%_]/g, (c) => `!${c}`)}%`
+}

@@ -1,0 +1,74 @@
+import { Elysia } from 'elysia'
+import type { Deps } from '../../deps.ts'
+import { isAdminOriginAllowed } from '../../http/cors.ts'
+import { Forbidden } from '../../http/errors.ts'
+import type { AuthGuard } from '../../http/guard.ts'
+import { clearedRefreshCookie, readRefreshCookie, refreshCookie } from './cookie.ts'
+import { ForgotBody, LoginBody, MeResponse, Ok, ResetBody, SessionResponse } from './model.ts'
+import type { AuthService, Session } from './service.ts'
+
+export function authRoutes({ config, clientIp }: Pick<Deps, 'config' | 'clientIp'>, auth: AuthService, guard: AuthGuard) {
+  const client = (request: Request, server: Parameters<Deps['clientIp']>[1]) => ({
+    ip: clientIp(request, server),
+    userAgent: request.headers.get('user-agent'),
+  })
+  const issue = (set: { headers: Record<string, unknown> }, session: Session) => {
+    set.headers['set-cookie'] = refreshCookie(session.refreshToken, config.auth.refreshTtlSec)
+    set.headers['cache-control'] = 'no-store'
+    return { accessToken: session.accessToken, admin: session.admin }
+  }
+  // Decision 26: the cookie-authenticated routes refuse a foreign Origin.
+  const sameOrigin = (request: Request) => {
+    if (!isAdminOriginAllowed(request, config.cors.adminOrigins)) throw new Forbidden('Origin not allowed')
+  }
+
+  return new Elysia({ name: 'feature.auth', prefix: '/admin/auth' })
+    .use(guard)
+    .post('/login', async ({ body, request, server, set }) => issue(set, await auth.login(body, client(request, server))), {
+      body: LoginBody,
+      response: { 200: SessionResponse },
+    })
+    .post(
+      '/refresh',
+      async ({ request, server, set }) => {
+        sameOrigin(request)
+        try {
+          return issue(set, await auth.refresh(readRefreshCookie(request), client(request, server)))
+        } catch (error) {
+          set.headers['set-cookie'] = clearedRefreshCookie()
+          throw error
+        }
+      },
+      { response: { 200: SessionResponse } },
+    )
+    .post(
+      '/logout',
+      async ({ request, set }) => {
+        sameOrigin(request)
+        await auth.logout(readRefreshCookie(request))
+        set.headers['set-cookie'] = clearedRefreshCookie()
+        return { ok: true as const }
+      },
+      { response: { 200: Ok } },
+    )
+    .post(
+      '/forgot-password',
+      ({ body }) => {
+        auth.forgotPassword(body.email)
+        return { ok: true as const }
+      },
+      { body: ForgotBody, response: { 200: Ok } },
+    )
+    .post(
+      '/reset-password',
+      async ({ body }) => {
+        await auth.resetPassword(body.token, body.password)
+        return { ok: true as const }
+      },
+      { body: ResetBody, response: { 200: Ok } },
+    )
+    .get('/me', ({ admin }) => ({ admin: { id: admin.id, name: admin.name, phone: admin.phone, email: admin.email, role: admin.role, status: admin.status } }), {
+      auth: 'any',
+      response: { 200: MeResponse },
+    })
+}
