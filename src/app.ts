@@ -4,6 +4,9 @@ import type { Db } from './db/db.ts'
 import type { Deps } from './deps.ts'
 import { authRoutes } from './features/auth/routes.ts'
 import { createAuthService } from './features/auth/service.ts'
+import { enquiryRoutes } from './features/enquiries/routes.ts'
+import { createOutbox } from './features/enquiries/outbox.ts'
+import { createEnquiryService } from './features/enquiries/service.ts'
 import { healthRoutes } from './features/health/routes.ts'
 import { userRoutes } from './features/users/routes.ts'
 import { bodyParser } from './http/body.ts'
@@ -17,11 +20,14 @@ import { createMailer, type Mailer } from './lib/mailer.ts'
 
 export function createDeps(config: Config, db: Db, options: { clock?: Clock; mailer?: Mailer } = {}): Deps {
   const resolve = clientIpResolver(config.trustProxy)
+  const clock = options.clock ?? systemClock
+  const mailer = options.mailer ?? createMailer(config)
   return {
     config,
     db,
-    clock: options.clock ?? systemClock,
-    mailer: options.mailer ?? createMailer(config),
+    clock,
+    mailer,
+    outbox: createOutbox({ config, db, clock, mailer }),
     clientIp: (request, server) => resolve(server?.requestIP(request)?.address, request.headers.get('x-forwarded-for')),
   }
 }
@@ -31,7 +37,10 @@ export function createApp(deps: Deps) {
   const { config } = deps
   const auth = createAuthService(deps)
   const guard = authGuard(auth)
+  const enquiries = createEnquiryService(deps)
   return new Elysia({ name: 'spaces-api' })
+    .onStart(() => deps.outbox.start())
+    .onStop(() => deps.outbox.stop())
     .use(requestHeaders({ production: config.isProduction }))
     .use(cors(config.cors))
     .use(errorFormatter)
@@ -39,6 +48,7 @@ export function createApp(deps: Deps) {
     .use(healthRoutes(deps))
     .use(authRoutes(deps, auth, guard))
     .use(userRoutes(deps, auth, guard))
+    .use(enquiryRoutes(deps, enquiries))
 }
 
 export type App = ReturnType<typeof createApp>

@@ -2,6 +2,7 @@ import type { Config } from './config.ts'
 import type { Db } from './db/db.ts'
 import type { Clock } from './lib/clock.ts'
 import type { Mailer } from './lib/mailer.ts'
+import type { Outbox } from './features/enquiries/outbox.ts'
 
 /** What the features are built from; `main` makes the real ones, tests make their own. */
 export interface Deps {
@@ -9,6 +10,8 @@ export interface Deps {
   db: Db
   clock: Clock
   mailer: Mailer
+  /** Enquiry notifications that have not left yet (decision 6); runs while the app listens. */
+  outbox: Outbox
   /** The client address of a request (decision 30). */
   clientIp: (request: Request, server: { requestIP(r: Request): { address: string } | null } | null) => string
 }

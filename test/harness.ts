@@ -6,6 +6,7 @@ import { createApp, createDeps } from '../src/app.ts'
 import { loadConfig, type Config } from '../src/config.ts'
 import { createDb } from '../src/db/index.ts'
 import type { Db } from '../src/db/db.ts'
+import type { Deps } from '../src/deps.ts'
 import { migrate } from '../src/db/migrate.ts'
 import { systemClock, type Clock } from '../src/lib/clock.ts'
 import { configureLog } from '../src/lib/log.ts'
@@ -76,6 +77,7 @@ export interface TestApp {
   url: string
   config: Config
   db: Db
+  deps: Deps
   dir: string
   fetch(path: string, init?: RequestInit): Promise<Response>
   /** Stops the server and closes the database, keeping the data (for a restart on the same DB). */
@@ -101,7 +103,8 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp & { 
   const config = loadConfig(env)
   const db = createDb(config)
   if (options.migrate !== false) await migrate(db)
-  const app = createApp(createDeps(config, db, { clock: options.clock ?? systemClock, mailer: options.mailer }))
+  const deps = createDeps(config, db, { clock: options.clock ?? systemClock, mailer: options.mailer })
+  const app = createApp(deps)
   app.listen({ port: 0, hostname: '127.0.0.1' })
   const url = `http://127.0.0.1:${app.server!.port}`
   const stop = async () => {
@@ -112,6 +115,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp & { 
     url,
     config,
     db,
+    deps,
     dir,
     env,
     fetch: (path, init) => fetch(url + path, init),

@@ -61,4 +61,5 @@ export const ListQuery = t.Object({
 })
 
 export const Meta = t.Object({ page: t.Integer(), perPage: t.Integer(), total: t.Integer() })
-export const IdParams = t.Object({ id: t.String({ maxLength: 64 }) })
+// No length limit here: a malformed id is a 404 (decision 32), decided in the route.
+export const IdParams = t.Object({ id: t.String() })

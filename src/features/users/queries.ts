@@ -142,7 +142,12 @@ export async function listUsers(db: Db, f: UserFilter): Promise<{ users: UserRec
     conditions.push(sql`(LOWER(name) LIKE ${like} ESCAPE '!' OR phone LIKE ${like} ESCAPE '!' OR LOWER(email) LIKE ${like} ESCAPE '!')`)
   }
   const where = conditions.length > 0 ? sql`WHERE ${join(conditions, ' AND ')}` : empty
-  const order = { newest: sql`created_at DESC, id DESC`, oldest: sql`created_at ASC, id ASC`, name: sql`name ASC, id ASC` }[f.sort]
+  const order = {
+    newest: sql`created_at DESC, id DESC`,
+    oldest: sql`created_at ASC, id ASC`,
+    // LOWER: SQLite compares names byte-wise (B before a), MySQL's collation ignores case.
+    name: sql`LOWER(name) ASC, name ASC, id ASC`,
+  }[f.sort]
   const rows = await db.query(sql`
     SELECT ${COLUMNS} FROM admin_users ${where} ORDER BY ${order}
     LIMIT ${f.perPage} OFFSET ${(f.page - 1) * f.perPage}`)

@@ -22,11 +22,14 @@ import {
   type UserRecord,
 } from './queries.ts'
 
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/
+
 export function userRoutes({ config, db, clock }: Pick<Deps, 'config' | 'db' | 'clock'>, auth: AuthService, guard: AuthGuard) {
   const country = config.auth.phoneDefaultCountry
 
   const load = async (id: string): Promise<UserRecord> => {
-    const user = await findUserById(db, id)
+    // Ids are ULIDs; anything else cannot exist and never reaches the database (decision 32).
+    const user = ULID.test(id) ? await findUserById(db, id) : undefined
     if (!user) throw new NotFound('No such user')
     return user
   }
