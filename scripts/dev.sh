@@ -3,8 +3,5 @@
 # dependencies, then starts the service on the embedded SQLite database (see scripts/dev.ts).
 set -eu
 cd "$(dirname "$0")/.."
-BUN=$(sh scripts/ensure-bun.sh)
-PATH="$(dirname "$BUN"):$PATH"
-export PATH
-bun install --frozen-lockfile
+. scripts/prepare.sh
 exec bun run scripts/dev.ts "$@"

@@ -4,10 +4,7 @@
 # REQUIRE_MYSQL=1 makes an unreachable MySQL fail the run instead of skipping that pass.
 set -eu
 cd "$(dirname "$0")/.."
-BUN=$(sh scripts/ensure-bun.sh)
-PATH="$(dirname "$BUN"):$PATH"
-export PATH
-bun install --frozen-lockfile
+. scripts/prepare.sh
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -115,9 +115,16 @@ export async function recordLogin(db: Db, id: string, now: Date): Promise<void> 
     UPDATE admin_users SET failed_login_count = ${0}, locked_until = ${null}, last_login_at = ${now} WHERE id = ${id}`)
 }
 
-export async function countActiveSuperadmins(db: Db): Promise<number> {
-  const row = await db.one<{ n: number }>(sql`SELECT COUNT(*) AS n FROM admin_users WHERE role = 'superadmin' AND status = 'active'`)
-  return Number(row?.n ?? 0)
+/**
+ * Counts the active superadmins, locking their rows until the transaction ends (MySQL; an SQLite
+ * transaction is serial anyway), so two superadmins demoting each other cannot both pass the check.
+ */
+export async function lockActiveSuperadmins(tx: Db): Promise<number> {
+  const rows =
+    tx.dialect === 'mysql'
+      ? await tx.query(sql`SELECT id FROM admin_users WHERE role = 'superadmin' AND status = 'active' FOR UPDATE`)
+      : await tx.query(sql`SELECT id FROM admin_users WHERE role = 'superadmin' AND status = 'active'`)
+  return rows.length
 }
 
 export async function anySuperadmin(db: Db): Promise<boolean> {

@@ -10,12 +10,12 @@ import { Ok } from '../auth/model.ts'
 import type { AuthService } from '../auth/service.ts'
 import { CreateUserBody, IdParams, ListQuery, Meta, PasswordBody, UpdateUserBody, User } from './model.ts'
 import {
-  countActiveSuperadmins,
   findUserByEmail,
   findUserById,
   findUserByPhone,
   insertUser,
   listUsers,
+  lockActiveSuperadmins,
   toUser,
   updateUser,
   type UserChanges,
@@ -120,9 +120,6 @@ export function userRoutes({ config, db, clock }: Pick<Deps, 'config' | 'db' | '
         if (self && body.status === 'inactive') throw new BadRequest('You cannot deactivate yourself', { status: 'cannot deactivate yourself' })
         const losesSuperadmin =
           user.role === 'superadmin' && user.status === 'active' && ((body.role !== undefined && body.role !== 'superadmin') || body.status === 'inactive')
-        if (losesSuperadmin && (await countActiveSuperadmins(db)) <= 1) {
-          throw new BadRequest('The last active superadmin must stay', { [body.status === 'inactive' ? 'status' : 'role']: 'would leave no active superadmin' })
-        }
         const contact = await checkContact({ phone: body.phone, email: body.email }, user.id)
         const changes: UserChanges = {
           name: body.name?.trim(),
@@ -131,7 +128,14 @@ export function userRoutes({ config, db, clock }: Pick<Deps, 'config' | 'db' | '
           role: body.role,
           status: body.status,
         }
-        await updateUser(db, user.id, changes, clock.now())
+        // The last-superadmin check and the change are one transaction: checked apart, two
+        // superadmins demoting each other at the same moment both passed and left none.
+        await db.transaction(async (tx) => {
+          if (losesSuperadmin && (await lockActiveSuperadmins(tx)) <= 1) {
+            throw new BadRequest('The last active superadmin must stay', { [body.status === 'inactive' ? 'status' : 'role']: 'would leave no active superadmin' })
+          }
+          await updateUser(tx, user.id, changes, clock.now())
+        })
         const roleOrStatusChanged = (body.role !== undefined && body.role !== user.role) || (body.status !== undefined && body.status !== user.status)
         if (roleOrStatusChanged) await auth.endSessions(user.id, 'role or status changed')
         return { user: toUser(await load(user.id)) }
