@@ -26,7 +26,8 @@ export const User = t.Object({
 })
 export type User = typeof User.static
 
-const Name = t.String({ minLength: 1, maxLength: 120 })
+// The pattern refuses a name of only spaces, which the handler's trim would store as ''.
+const Name = t.String({ minLength: 1, maxLength: 120, pattern: '\\S' })
 const Email = t.String({ format: 'email', maxLength: 254 })
 const Phone = t.String({ minLength: 1, maxLength: 32 })
 

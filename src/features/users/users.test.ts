@@ -467,6 +467,7 @@ describe('creating users', () => {
   test.each([
     ['a missing name', { phone: '+44 113 496 0001', password: NEW_PASSWORD }, 'name'],
     ['an empty name', { name: '', phone: '+44 113 496 0001', password: NEW_PASSWORD }, 'name'],
+    ['a name of only spaces', { name: '   ', phone: '+44 113 496 0001', password: NEW_PASSWORD }, 'name'],
     ['a name over 120 characters', { name: 'n'.repeat(121), phone: '+44 113 496 0001', password: NEW_PASSWORD }, 'name'],
     ['a missing phone', { name: 'Ned', password: NEW_PASSWORD }, 'phone'],
     ['a bad e-mail', { name: 'Ned', phone: '+44 113 496 0001', email: 'not-an-email', password: NEW_PASSWORD }, 'email'],
@@ -591,6 +592,7 @@ describe('changing users', () => {
 
   test.each([
     ['an empty name', { name: '' }, 'name'],
+    ['a name of only spaces', { name: ' \t ' }, 'name'],
     ['a name over 120 characters', { name: 'n'.repeat(121) }, 'name'],
     ['a bad e-mail', { email: 'nope' }, 'email'],
     ['role root', { role: 'root' }, 'role'],
