@@ -4,7 +4,8 @@ import type { Db } from './db/db.ts'
 import type { Deps } from './deps.ts'
 import { authRoutes } from './features/auth/routes.ts'
 import { createAuthService } from './features/auth/service.ts'
-import { enquiryRoutes } from './features/enquiries/routes.ts'
+import { createInbox } from './features/enquiries/inbox.ts'
+import { enquiryRoutes, inboxRoutes } from './features/enquiries/routes.ts'
 import { createOutbox } from './features/enquiries/outbox.ts'
 import { createEnquiryService } from './features/enquiries/service.ts'
 import { healthRoutes } from './features/health/routes.ts'
@@ -38,9 +39,16 @@ export function createApp(deps: Deps) {
   const auth = createAuthService(deps)
   const guard = authGuard(auth)
   const enquiries = createEnquiryService(deps)
+  const inbox = createInbox(deps)
   return new Elysia({ name: 'spaces-api' })
-    .onStart(() => deps.outbox.start())
-    .onStop(() => deps.outbox.stop())
+    .onStart(() => {
+      deps.outbox.start()
+      inbox.start()
+    })
+    .onStop(async () => {
+      inbox.stop()
+      await deps.outbox.stop()
+    })
     .use(requestHeaders({ production: config.isProduction }))
     .use(cors(config.cors))
     .use(errorFormatter)
@@ -49,6 +57,7 @@ export function createApp(deps: Deps) {
     .use(authRoutes(deps, auth, guard))
     .use(userRoutes(deps, auth, guard))
     .use(enquiryRoutes(deps, enquiries))
+    .use(inboxRoutes(inbox, guard))
 }
 
 export type App = ReturnType<typeof createApp>

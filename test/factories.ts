@@ -1,4 +1,5 @@
 import { ulid } from 'ulid'
+import { insertEnquiry, type NewEnquiry } from '../src/features/enquiries/queries.ts'
 import { insertUser } from '../src/features/users/queries.ts'
 import type { Role, Status } from '../src/features/users/model.ts'
 import { hashPassword } from '../src/lib/passwords.ts'
@@ -62,4 +63,34 @@ export function send(app: TestApp, method: string, path: string, body?: unknown,
     headers: { 'content-type': 'application/json', ...(session ? bearer(session) : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
+}
+
+let enquiryCounter = 0
+
+/** An enquiry straight into the database, as `POST /enquiries` would store it; `createdAt` settable. */
+export async function createEnquiry(
+  app: Pick<TestApp, 'db'>,
+  options: Partial<Omit<NewEnquiry, 'now'>> & { createdAt?: Date } = {},
+): Promise<NewEnquiry> {
+  enquiryCounter++
+  const now = options.createdAt ?? new Date()
+  const enquiry: NewEnquiry = {
+    id: ulid(),
+    name: `Enquirer ${enquiryCounter}`,
+    phone: '+44 20 7946 0000',
+    email: `enquirer${enquiryCounter}@example.com`,
+    message: `Hello, I would like to know more (${enquiryCounter}).`,
+    source: 'contact',
+    status: 'new',
+    spamScore: 0,
+    spamReason: null,
+    userAgent: 'Mozilla/5.0 (test)',
+    referer: 'https://spaces.test/contact',
+    ipHash: 'a'.repeat(64),
+    notifyAfter: null,
+    ...options,
+    now,
+  }
+  await insertEnquiry(app.db, enquiry)
+  return enquiry
 }

@@ -1,3 +1,5 @@
+import type { TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 import { Elysia, ValidationError } from 'elysia'
 import { log } from '../lib/log.ts'
 import { requestIdOf } from './request.ts'
@@ -83,7 +85,7 @@ interface Formatted {
   headers?: Record<string, string>
 }
 
-function classify(code: unknown, error: unknown): Formatted {
+function classify(code: unknown, error: unknown, request: Request): Formatted {
   // Elysia wraps whatever a body parser throws in its own ParseError; ours carry the real status.
   const cause = (error as { cause?: unknown } | null)?.cause
   if (code === 'PARSE' && cause instanceof HttpError) error = cause
@@ -91,7 +93,7 @@ function classify(code: unknown, error: unknown): Formatted {
     return { status: error.status, error: error.message, fields: error.fields, headers: error.headers }
   }
   if (error instanceof ValidationError || code === 'VALIDATION') {
-    return { status: 400, error: 'Invalid request', fields: validationFields(error as ValidationError) }
+    return { status: 400, error: 'Invalid request', fields: validationFields(error as ValidationError, request) }
   }
   if (code === 'NOT_FOUND') return { status: 404, error: 'Not found' }
   if (code === 'PARSE') return { status: 400, error: 'Malformed request body' }
@@ -106,23 +108,38 @@ function classify(code: unknown, error: unknown): Formatted {
 }
 
 /** Turns typebox errors into `{ property: message }`, keyed by the offending property's path. */
-export function validationFields(error: ValidationError): Fields {
+export function validationFields(error: ValidationError, request?: Request): Fields {
   const fields: Fields = {}
-  let all: { path: string; message: string; summary?: string }[] = []
+  let all: { path: string; message: string; summary?: string; schema?: unknown; value?: unknown }[] = []
   try {
     all = error.all
   } catch {}
   for (const e of all) {
-    const key = e.path.replace(/^\//, '').replaceAll('/', '.') || error.type
-    fields[key] ??= e.summary ?? e.message
+    const keys = e.path ? [e.path.replace(/^\//, '').replaceAll('/', '.')] : (request && coercedQueryKeys(request, e)) || [error.type]
+    for (const key of keys) fields[key] ??= e.summary ?? e.message
   }
   if (Object.keys(fields).length === 0) fields[error.type || 'body'] = 'Invalid value'
   return fields
 }
 
+/**
+ * Elysia checks a coerced query number (`perPage=0`) on its own and loses its name: the error has
+ * an empty path and type `property` (elysiajs/elysia#1822). The query parameters whose number
+ * fails that same schema are the offending ones.
+ */
+function coercedQueryKeys(request: Request, e: { schema?: unknown; value?: unknown }): string[] | undefined {
+  if (typeof e.value !== 'number' || typeof e.schema !== 'object' || e.schema === null) return undefined
+  const keys: string[] = []
+  for (const [key, raw] of new URL(request.url).searchParams) {
+    const n = Number(raw)
+    if (raw.trim() !== '' && Object.is(n, e.value) && !Value.Check(e.schema as TSchema, n)) keys.push(key)
+  }
+  return keys.length > 0 ? keys : undefined
+}
+
 /** ONE formatter for every error of every route: the spec's envelope, never HTML or a stack. */
 export const errorFormatter = new Elysia({ name: 'http.errors' }).onError({ as: 'global' }, ({ code, error, request, set, path }) => {
-  const formatted = classify(code, error)
+  const formatted = classify(code, error, request)
   const requestId = requestIdOf(request)
   if (formatted.status >= 500) {
     log.error({ requestId, method: request.method, path, err: error }, 'unhandled error')

@@ -17,3 +17,23 @@ export function notificationMail(to: readonly string[], e: PendingNotification):
     }),
   }
 }
+
+/**
+ * An admin's reply to the enquirer. From the service's address; Reply-To the team's inbox
+ * (ENQUIRY_NOTIFY_TO) so an answer reaches whoever handles enquiries, not one admin's mailbox.
+ */
+export function replyMail(
+  enquiry: { name: string; email: string; message: string; createdAt: string },
+  body: string,
+  team: readonly string[],
+): Mail {
+  return {
+    to: oneLine(enquiry.email),
+    replyTo: team.length > 0 ? team.map(oneLine).join(', ') : undefined,
+    subject: 'Re: your enquiry',
+    ...renderMail({
+      greeting: `Hello ${enquiry.name},`,
+      paragraphs: [body, `Your enquiry of ${enquiry.createdAt.slice(0, 10)}:\n${enquiry.message}`],
+    }),
+  }
+}

@@ -1,8 +1,12 @@
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import type { Deps } from '../../deps.ts'
-import { Accepted, SubmissionBody } from './model.ts'
+import type { AuthGuard } from '../../http/guard.ts'
+import { IdParams, Meta } from '../../http/schemas.ts'
+import type { Inbox } from './inbox.ts'
+import { Accepted, EnquiryDetail, EnquiryListItem, InboxQuery, ReplyBody, StatusBody, SubmissionBody } from './model.ts'
 import type { createEnquiryService } from './service.ts'
 
+/** The public submission: unauthenticated, under the public CORS policy. */
 export function enquiryRoutes({ clientIp }: Pick<Deps, 'clientIp'>, enquiries: ReturnType<typeof createEnquiryService>) {
   return new Elysia({ name: 'feature.enquiries' }).post(
     '/enquiries',
@@ -16,4 +20,37 @@ export function enquiryRoutes({ clientIp }: Pick<Deps, 'clientIp'>, enquiries: R
     },
     { body: SubmissionBody, response: { 200: Accepted } },
   )
+}
+
+const Detail = t.Object({ enquiry: EnquiryDetail })
+
+/** The admin inbox: any signed-in admin. */
+export function inboxRoutes(inbox: Inbox, guard: AuthGuard) {
+  return new Elysia({ name: 'feature.enquiries.admin', prefix: '/admin/enquiries' })
+    .use(guard)
+    .get('/', ({ query }) => inbox.list(query), {
+      auth: 'any',
+      query: InboxQuery,
+      response: { 200: t.Object({ data: t.Array(EnquiryListItem), meta: Meta }) },
+    })
+    .get('/:id', async ({ params }) => ({ enquiry: await inbox.open(params.id) }), {
+      auth: 'any',
+      params: IdParams,
+      response: { 200: Detail },
+    })
+    .patch('/:id', async ({ params, body, admin }) => ({ enquiry: await inbox.setStatus(params.id, body.status, admin.id) }), {
+      auth: 'any',
+      params: IdParams,
+      body: StatusBody,
+      response: { 200: Detail },
+    })
+    .post(
+      '/:id/replies',
+      async ({ params, body, admin, set }) => {
+        const enquiry = await inbox.reply(params.id, admin, body.body)
+        set.status = 201
+        return { enquiry }
+      },
+      { auth: 'any', params: IdParams, body: ReplyBody, response: { 201: Detail } },
+    )
 }

@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { Paging } from '../../http/schemas.ts'
 
 export const Role = t.Union([t.Literal('superadmin'), t.Literal('admin')])
 export const Status = t.Union([t.Literal('active'), t.Literal('inactive')])
@@ -56,11 +57,6 @@ export const ListQuery = t.Object({
   q: t.Optional(t.String({ maxLength: 200 })),
   status: t.Optional(Status),
   role: t.Optional(Role),
-  page: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000 })),
-  perPage: t.Optional(t.Integer({ minimum: 1, maximum: 100 })),
+  ...Paging,
   sort: t.Optional(t.Union([t.Literal('newest'), t.Literal('oldest'), t.Literal('name')])),
 })
-
-export const Meta = t.Object({ page: t.Integer(), perPage: t.Integer(), total: t.Integer() })
-// No length limit here: a malformed id is a 404 (decision 32), decided in the route.
-export const IdParams = t.Object({ id: t.String() })

@@ -8,7 +8,8 @@ import { passwordProblem } from '../../lib/passwords.ts'
 import { normalizePhone } from '../../lib/phone.ts'
 import { Ok } from '../auth/model.ts'
 import type { AuthService } from '../auth/service.ts'
-import { CreateUserBody, IdParams, ListQuery, Meta, PasswordBody, UpdateUserBody, User } from './model.ts'
+import { IdParams, isUlid, Meta, paging } from '../../http/schemas.ts'
+import { CreateUserBody, ListQuery, PasswordBody, UpdateUserBody, User } from './model.ts'
 import {
   findUserByEmail,
   findUserById,
@@ -22,14 +23,11 @@ import {
   type UserRecord,
 } from './queries.ts'
 
-const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/
-
 export function userRoutes({ config, db, clock }: Pick<Deps, 'config' | 'db' | 'clock'>, auth: AuthService, guard: AuthGuard) {
   const country = config.auth.phoneDefaultCountry
 
   const load = async (id: string): Promise<UserRecord> => {
-    // Ids are ULIDs; anything else cannot exist and never reaches the database (decision 32).
-    const user = ULID.test(id) ? await findUserById(db, id) : undefined
+    const user = isUlid(id) ? await findUserById(db, id) : undefined
     if (!user) throw new NotFound('No such user')
     return user
   }
@@ -58,8 +56,7 @@ export function userRoutes({ config, db, clock }: Pick<Deps, 'config' | 'db' | '
     .get(
       '/',
       async ({ query }) => {
-        const page = query.page ?? 1
-        const perPage = query.perPage ?? 20
+        const { page, perPage } = paging(query)
         const { users, total } = await listUsers(db, { ...query, page, perPage, sort: query.sort ?? 'newest' })
         return { data: users.map(toUser), meta: { page, perPage, total } }
       },
