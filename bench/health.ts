@@ -6,30 +6,22 @@
  */
 import { parseArgs } from 'node:util'
 import { startApp } from '../test/harness.ts'
+import { closedLoop, ms } from './lib/load.ts'
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { seconds: { type: 'string', default: '5' }, connections: { type: 'string', default: '50' } } })
 const seconds = Number(values.seconds)
 const connections = Number(values.connections)
 
-async function load(url: string) {
-  const latencies: number[] = []
-  let errors = 0
-  const end = performance.now() + seconds * 1000
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (performance.now() < end) {
-        const t = performance.now()
-        const res = await fetch(url).catch(() => undefined)
-        if (!res || res.status !== 200) errors++
-        await res?.arrayBuffer()
-        latencies.push(performance.now() - t)
-      }
-    }),
-  )
-  latencies.sort((a, b) => a - b)
-  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!.toFixed(2)
-  return { rps: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99), errors }
-}
+const load = (url: string) =>
+  closedLoop({
+    seconds,
+    connections,
+    send: async () => {
+      const res = await fetch(url)
+      await res.arrayBuffer()
+      return res.status === 200
+    },
+  })
 
 const app = await startApp()
 const body = await (await app.fetch('/health')).text()
@@ -41,6 +33,6 @@ bare.stop(true)
 await app.destroy()
 
 console.log(`GET /health, ${connections} connections, ${seconds} s each, database ${process.env.TEST_DB ?? 'sqlite'}`)
-console.log(`  bare Bun.serve (ceiling): ${ceiling.rps} req/s  p50 ${ceiling.p50} ms  p99 ${ceiling.p99} ms  errors ${ceiling.errors}`)
-console.log(`  spaces-api:               ${service.rps} req/s  p50 ${service.p50} ms  p99 ${service.p99} ms  errors ${service.errors}`)
+console.log(`  bare Bun.serve (ceiling): ${ceiling.rps} req/s  p50 ${ms(ceiling.p50)}  p99 ${ms(ceiling.p99)}  errors ${ceiling.errors}`)
+console.log(`  spaces-api:               ${service.rps} req/s  p50 ${ms(service.p50)}  p99 ${ms(service.p99)}  errors ${service.errors}`)
 console.log(`  ratio to ceiling: ${(service.rps / ceiling.rps).toFixed(2)}`)

@@ -16,6 +16,7 @@ import { cors } from './http/cors.ts'
 import { errorFormatter } from './http/errors.ts'
 import { authGuard } from './http/guard.ts'
 import { requestHeaders } from './http/request.ts'
+import { createBackground } from './lib/background.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
 import { createMailer, type Mailer } from './lib/mailer.ts'
 
@@ -23,12 +24,16 @@ export function createDeps(config: Config, db: Db, options: { clock?: Clock; mai
   const resolve = clientIpResolver(config.trustProxy)
   const clock = options.clock ?? systemClock
   const mailer = options.mailer ?? createMailer(config)
+  const outbox = createOutbox({ config, db, clock, mailer })
+  const background = createBackground()
+  background.add(outbox)
   return {
     config,
     db,
     clock,
     mailer,
-    outbox: createOutbox({ config, db, clock, mailer }),
+    outbox,
+    background,
     clientIp: (request, server) => resolve(server?.requestIP(request)?.address, request.headers.get('x-forwarded-for')),
   }
 }
@@ -40,15 +45,10 @@ export function createApp(deps: Deps) {
   const guard = authGuard(auth)
   const enquiries = createEnquiryService(deps)
   const inbox = createInbox(deps)
+  deps.background.add(inbox)
   return new Elysia({ name: 'spaces-api' })
-    .onStart(() => {
-      deps.outbox.start()
-      inbox.start()
-    })
-    .onStop(async () => {
-      inbox.stop()
-      await deps.outbox.stop()
-    })
+    .onStart(() => deps.background.start())
+    .onStop(() => void deps.background.stop())
     .use(requestHeaders({ production: config.isProduction }))
     .use(cors(config.cors))
     .use(errorFormatter)

@@ -1,5 +1,6 @@
 import type { Config } from './config.ts'
 import type { Db } from './db/db.ts'
+import type { Background } from './lib/background.ts'
 import type { Clock } from './lib/clock.ts'
 import type { Mailer } from './lib/mailer.ts'
 import type { Outbox } from './features/enquiries/outbox.ts'
@@ -12,6 +13,8 @@ export interface Deps {
   mailer: Mailer
   /** Enquiry notifications that have not left yet (decision 6); runs while the app listens. */
   outbox: Outbox
+  /** Started when the app listens; `await background.stop()` after `app.stop()`, before closing the db. */
+  background: Background
   /** The client address of a request (decision 30). */
   clientIp: (request: Request, server: { requestIP(r: Request): { address: string } | null } | null) => string
 }

@@ -109,6 +109,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp & { 
   const url = `http://127.0.0.1:${app.server!.port}`
   const stop = async () => {
     await app.stop(true)
+    await deps.background.stop()
     await db.close()
   }
   return {

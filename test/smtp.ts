@@ -9,6 +9,8 @@ export interface SmtpSink {
   messages: ParsedMail[]
   /** `reject`: 550 for every message; `drop`: the connection is cut; `accept`: back to normal. */
   setMode(mode: SmtpMode): void
+  /** Makes the server take `ms` to answer each message (a slow relay). */
+  setDelay(ms: number): void
   /** Resolves with the first message (arrived or arriving) that matches, or rejects after `timeoutMs`. */
   waitFor(match: (m: ParsedMail) => boolean, timeoutMs?: number): Promise<ParsedMail>
   env: Record<string, string>
@@ -19,6 +21,7 @@ export interface SmtpSink {
 export async function startSmtpSink(): Promise<SmtpSink> {
   const messages: ParsedMail[] = []
   let mode: SmtpMode = 'accept'
+  let delayMs = 0
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -34,7 +37,8 @@ export async function startSmtpSink(): Promise<SmtpSink> {
         return
       }
       simpleParser(stream).then(
-        (mail) => {
+        async (mail) => {
+          if (delayMs > 0) await Bun.sleep(delayMs)
           messages.push(mail)
           callback()
         },
@@ -49,6 +53,9 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     messages,
     setMode(next) {
       mode = next
+    },
+    setDelay(ms) {
+      delayMs = ms
     },
     async waitFor(match, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs

@@ -22,6 +22,7 @@ export function createOutbox({ config, db, clock, mailer }: Pick<Deps, 'config' 
   let timer: Timer | undefined
   let running: Promise<void> | undefined
   let again = false
+  let stopping = false
 
   async function deliver(e: PendingNotification): Promise<void> {
     const now = clock.now()
@@ -41,14 +42,19 @@ export function createOutbox({ config, db, clock, mailer }: Pick<Deps, 'config' 
     do {
       again = false
       const due = await findDueNotifications(db, clock.now(), BATCH)
-      for (const e of due) await deliver(e)
+      for (const e of due) {
+        // Stopping: the message being sent finishes, the rest stays due for the next start.
+        if (stopping) return
+        await deliver(e)
+      }
       if (due.length === BATCH) again = true
-    } while (again)
+    } while (again && !stopping)
   }
 
   const outbox = {
     /** Sends what is due now; resolves when this round is done. Concurrent calls share a round. */
     kick(): Promise<void> {
+      if (stopping) return Promise.resolve()
       if (running) {
         again = true
         return running
@@ -61,10 +67,13 @@ export function createOutbox({ config, db, clock, mailer }: Pick<Deps, 'config' 
       return running
     },
     start() {
+      stopping = false
       timer ??= setInterval(() => void outbox.kick(), POLL_MS)
       void outbox.kick()
     },
+    /** Stops polling; resolves once the message being sent (if any) is done. */
     async stop() {
+      stopping = true
       clearInterval(timer)
       timer = undefined
       await running

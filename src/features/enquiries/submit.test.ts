@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import sql from 'sql-template-tag'
+import { createDb } from '../../db/index.ts'
 import { fixedClock } from '../../lib/clock.ts'
 import { json, startApp, type TestApp } from '../../../test/harness.ts'
 import { startSmtpSink, type SmtpSink } from '../../../test/smtp.ts'
@@ -18,7 +19,7 @@ const post = (app: TestApp, body: unknown, headers: Record<string, string> = {})
 let n = 0
 const fromNewIp = () => ({ 'x-forwarded-for': `203.0.113.${++n}` })
 
-const row = (app: TestApp, id: string) =>
+const row = (app: Pick<TestApp, 'db'>, id: string) =>
   app.db.one<Record<string, unknown>>(sql`SELECT status, spam_reason, spam_score, source, name, message, ip_hash, user_agent, referer,
                                                 notified_at, notify_attempts, notify_error FROM enquiries WHERE id = ${id}`)
 
@@ -256,6 +257,30 @@ describe('notification e-mail', () => {
     } finally {
       sink.setMode('accept')
       await own.destroy()
+    }
+  })
+
+  test('stopping during a slow send finishes that message and leaves the others due for the next start', async () => {
+    const clock = fixedClock(new Date('2026-10-03T12:00:00.000Z'))
+    const own = await startApp({ clock, env: sink.env })
+    sink.setDelay(300)
+    try {
+      const ids: string[] = []
+      for (let i = 0; i < 3; i++) ids.push((await json(await post(own, valid, fromNewIp()))).id)
+      await Bun.sleep(100) // the first send is under way
+      await own.stop()
+      const sent = sink.messages.filter((m) => ids.some((id) => m.text?.includes(id)))
+      expect(sent).toHaveLength(1)
+      const db = createDb(own.config) // the app closed its own
+      try {
+        const pending = await Promise.all(ids.map(async (id) => (await row({ db }, id))!.notified_at))
+        expect(pending.filter((at) => at === null)).toHaveLength(2)
+      } finally {
+        await db.close()
+      }
+    } finally {
+      sink.setDelay(0)
+      await own.destroy().catch(() => {})
     }
   })
 
