@@ -8,7 +8,11 @@ import { createInbox } from './features/enquiries/inbox.ts'
 import { enquiryRoutes, inboxRoutes } from './features/enquiries/routes.ts'
 import { createOutbox } from './features/enquiries/outbox.ts'
 import { createEnquiryService } from './features/enquiries/service.ts'
+import { galleryRoutes } from './features/gallery/routes.ts'
 import { healthRoutes } from './features/health/routes.ts'
+import { mediaFiles } from './features/media/files.ts'
+import { mediaRoutes } from './features/media/routes.ts'
+import { createMediaService } from './features/media/service.ts'
 import { userRoutes } from './features/users/routes.ts'
 import { bodyParser } from './http/body.ts'
 import { clientIpResolver } from './http/client-ip.ts'
@@ -18,6 +22,7 @@ import { authGuard } from './http/guard.ts'
 import { requestHeaders } from './http/request.ts'
 import { createBackground } from './lib/background.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
+import { log } from './lib/log.ts'
 import { createMailer, type Mailer } from './lib/mailer.ts'
 
 export function createDeps(config: Config, db: Db, options: { clock?: Clock; mailer?: Mailer } = {}): Deps {
@@ -46,6 +51,8 @@ export function createApp(deps: Deps) {
   const enquiries = createEnquiryService(deps)
   const inbox = createInbox(deps)
   deps.background.add(inbox)
+  const media = createMediaService(deps)
+  deps.background.add({ start: () => void media.recover().catch((error) => log.error({ err: error }, 'media recovery failed')), stop: () => media.idle() })
   return new Elysia({ name: 'spaces-api' })
     .onStart(() => deps.background.start())
     .onStop(() => void deps.background.stop())
@@ -58,6 +65,9 @@ export function createApp(deps: Deps) {
     .use(userRoutes(deps, auth, guard))
     .use(enquiryRoutes(deps, enquiries))
     .use(inboxRoutes(inbox, guard))
+    .use(galleryRoutes(deps))
+    .use(mediaRoutes(media, guard))
+    .use(config.media.serve ? mediaFiles(config) : new Elysia({ name: 'feature.media.files.off' }))
 }
 
 export type App = ReturnType<typeof createApp>

@@ -1,7 +1,23 @@
 import type { Config } from '../config.ts'
+import { createDb } from '../db/index.ts'
+import { collectGarbage } from '../features/media/gc.ts'
+import { systemClock } from '../lib/clock.ts'
 
-// The body of `gc` arrives with its feature; until then it says so instead of pretending.
-export async function run(_config: Config): Promise<number> {
-  console.error('spaces-api gc: not available in this build yet')
-  return 2
+/** `gc [--dry-run]`: see features/media/gc.ts. Prints one line per removal and a summary. */
+export async function run(config: Config, args: string[]): Promise<number> {
+  const dryRun = args.includes('--dry-run')
+  const db = createDb(config)
+  try {
+    const report = await collectGarbage({ config, db, clock: systemClock }, { dryRun })
+    const verb = dryRun ? 'would remove' : 'removed'
+    for (const id of report.imagesDeleted) console.log(`${dryRun ? 'would delete' : 'deleted'} image ${id}`)
+    for (const path of report.removed) console.log(`${verb} ${path}`)
+    console.log(`gc${dryRun ? ' (dry run)' : ''}: ${report.imagesDeleted.length} expired image(s), ${report.removed.length} file(s) or directories ${verb}`)
+    return 0
+  } catch (error) {
+    console.error(`spaces-api gc: ${(error as Error).message}`)
+    return 1
+  } finally {
+    await db.close()
+  }
 }

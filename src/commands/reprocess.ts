@@ -1,7 +1,26 @@
 import type { Config } from '../config.ts'
+import { createDb } from '../db/index.ts'
+import { collectGarbage } from '../features/media/gc.ts'
+import { reprocessAll } from '../features/media/reprocess.ts'
+import { systemClock } from '../lib/clock.ts'
 
-// The body of `reprocess` arrives with its feature; until then it says so instead of pretending.
-export async function run(_config: Config): Promise<number> {
-  console.error('spaces-api reprocess: not available in this build yet')
-  return 2
+/** `reprocess [--gc]`: see features/media/reprocess.ts. Exit 1 when any image could not be redone. */
+export async function run(config: Config, args: string[]): Promise<number> {
+  const db = createDb(config)
+  const deps = { config, db, clock: systemClock }
+  try {
+    const report = await reprocessAll(deps, (line) => console.log(line))
+    console.log(`reprocess: ${report.done.length} image(s) reprocessed, ${report.failed.length} failed`)
+    if (args.includes('--gc')) {
+      const gc = await collectGarbage(deps, { dryRun: false })
+      for (const path of gc.removed) console.log(`removed ${path}`)
+      console.log(`gc: ${gc.imagesDeleted.length} expired image(s), ${gc.removed.length} file(s) or directories removed`)
+    }
+    return report.failed.length > 0 ? 1 : 0
+  } catch (error) {
+    console.error(`spaces-api reprocess: ${(error as Error).message}`)
+    return 1
+  } finally {
+    await db.close()
+  }
 }

@@ -10,7 +10,15 @@ export const BODY_LIMIT = 100 * 1024
  */
 export const bodyParser = new Elysia({ name: 'http.body' }).onParse({ as: 'global' }, async ({ request, contentType }) => {
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase()
-  if (type === 'multipart/form-data') return undefined
+  if (type === 'multipart/form-data') {
+    // The upload route reads its own body, after the admin guard, with the upload limit.
+    if (request.method === 'POST' && UPLOAD_PATHS.has(new URL(request.url).pathname)) return null
+    const fields: Record<string, unknown> = {}
+    ;(await readForm(request, BODY_LIMIT)).forEach((value, key) => {
+      fields[key] = value
+    })
+    return fields
+  }
   const text = await readText(request, BODY_LIMIT)
   if (type === 'application/json' || type.endsWith('+json')) {
     if (text.trim() === '') return null
@@ -24,10 +32,27 @@ export const bodyParser = new Elysia({ name: 'http.body' }).onParse({ as: 'globa
   return text
 })
 
+/** The one route that takes a large multipart body (`POST`), with or without its trailing slash. */
+const UPLOAD_PATHS = new Set(['/admin/media', '/admin/media/'])
+
 export async function readText(request: Request, limit: number): Promise<string> {
+  return new TextDecoder('utf-8', { fatal: false }).decode(await readBytes(request, limit))
+}
+
+/** A multipart body read with the size cap, then parsed; a malformed one is 400. */
+export async function readForm(request: Request, limit: number): ReturnType<Response['formData']> {
+  const bytes = await readBytes(request, limit)
+  try {
+    return await new Response(bytes, { headers: { 'content-type': request.headers.get('content-type') ?? '' } }).formData()
+  } catch {
+    throw new BadRequest('Malformed multipart body')
+  }
+}
+
+export async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? NaN)
   if (declared > limit) throw new PayloadTooLarge()
-  if (!request.body) return ''
+  if (!request.body) return new Uint8Array()
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []
   let size = 0
@@ -41,5 +66,5 @@ export async function readText(request: Request, limit: number): Promise<string>
     }
     chunks.push(value)
   }
-  return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks))
+  return Buffer.concat(chunks)
 }

@@ -157,3 +157,10 @@ export const errorFormatter = new Elysia({ name: 'http.errors' }).onError({ as: 
     : { error: formatted.error, requestId, ...(formatted.fields ? { fields: formatted.fields } : {}) }
   return body
 })
+
+/** A server-side failure whose message is safe and useful to show (e.g. the disk is full). */
+export class ServerFailure extends HttpError {
+  constructor(status: 500 | 503 | 507, message: string) {
+    super(status, message)
+  }
+}

@@ -1,0 +1,231 @@
+import { mkdir, readdir, rm, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Value } from '@sinclair/typebox/value'
+import { ulid } from 'ulid'
+import type { Deps } from '../../deps.ts'
+import { readForm } from '../../http/body.ts'
+import { BadRequest, HttpError, NotFound, PayloadTooLarge, ServerFailure, Unprocessable, type Fields } from '../../http/errors.ts'
+import { isUlid } from '../../http/schemas.ts'
+import { log } from '../../lib/log.ts'
+import { serialQueue } from '../../lib/serial.ts'
+import { type MediaImage, type Page, UploadFields } from './model.ts'
+import { normalise, sniffImage, writeDerivatives } from './pipeline.ts'
+import {
+  contentInUse,
+  failProcessingImages,
+  findCategoryId,
+  findImage,
+  insertImage,
+  listCategories,
+  listImages,
+  lockPageImageIds,
+  markImageFailed,
+  nextPosition,
+  replaceVariants,
+  setPositions,
+  softDeleteImage,
+  updateImage,
+  type ImageChanges,
+  type ImageRecord,
+  type VariantRecord,
+} from './queries.ts'
+import { presentVariants } from './urls.ts'
+
+/** api.md: an upload of at most 25 MB (MiB: 26,214,400 bytes). */
+export const UPLOAD_LIMIT = 25 * 1024 * 1024
+// The multipart envelope around the file: boundaries, part headers and the text fields.
+const ENVELOPE = 64 * 1024
+
+export function toMediaImage(base: string, image: ImageRecord, variants: readonly VariantRecord[]): MediaImage {
+  const shown = presentVariants(base, variants)
+  return {
+    id: image.id,
+    page: image.page,
+    category: image.category,
+    alt: image.alt,
+    caption: image.caption,
+    order: image.position,
+    isVisible: image.isVisible,
+    status: image.status,
+    width: image.width,
+    height: image.height,
+    src: image.status === 'ready' ? shown.src : null,
+    variants: image.status === 'ready' ? shown.variants : { avif: [], webp: [] },
+    createdAt: image.createdAt.toISOString(),
+    updatedAt: image.updatedAt.toISOString(),
+  }
+}
+
+const text = (v: unknown) => (typeof v === 'string' ? v.trim() : v)
+
+/** A short, safe description of a storage failure for the client; the full error goes to the log. */
+function storageFailure(error: unknown): HttpError {
+  if (error instanceof HttpError) return error
+  const code = (error as { code?: string } | null)?.code
+  if (code === 'ENOSPC' || code === 'EDQUOT') return new ServerFailure(507, 'Not enough disk space to store the image; nothing was kept')
+  return new ServerFailure(500, 'The image could not be processed; nothing was kept')
+}
+
+export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 'db' | 'clock'>) {
+  const { root: mediaRoot, storageRoot, assetBaseUrl } = config.media
+  const tmpDir = join(storageRoot, 'tmp')
+  const queue = serialQueue()
+  const present = (found: { image: ImageRecord; variants: VariantRecord[] }) => toMediaImage(assetBaseUrl, found.image, found.variants)
+
+  async function load(id: string) {
+    const found = isUlid(id) ? await findImage(db, id) : undefined
+    if (!found) throw new NotFound('No such image')
+    return found
+  }
+
+  async function categoryId(slug: string | null | undefined): Promise<number | null | undefined> {
+    if (slug === undefined || slug === null) return slug
+    const id = await findCategoryId(db, slug)
+    if (id === undefined) throw new Unprocessable('Unknown category', { category: 'is not a known category' })
+    return id
+  }
+
+  /** Removes what an image's attempt left on disk, unless another image row shares it (decision 12). */
+  async function discardFiles(id: string, page: Page, contentHash: string): Promise<void> {
+    if (!(await contentInUse(db, contentHash, id, page))) await rm(join(mediaRoot, page, contentHash), { recursive: true, force: true })
+    if (!(await contentInUse(db, contentHash, id))) {
+      const originals = join(storageRoot, 'originals')
+      for (const name of await readdir(originals).catch(() => [] as string[])) {
+        if (name.startsWith(`${contentHash}.`)) await rm(join(originals, name), { force: true })
+      }
+    }
+  }
+
+  /** Decodes, normalises and derives one upload; runs inside the queue. */
+  async function process(tmp: string, fields: UploadFields, category: number | null, original: { name: string; bytes: number }, by: string) {
+    const n = await normalise(tmp, storageRoot)
+    const id = ulid()
+    await insertImage(db, {
+      id,
+      page: fields.page,
+      categoryId: category,
+      alt: fields.alt,
+      caption: fields.caption || null,
+      position: await nextPosition(db, fields.page),
+      width: n.width,
+      height: n.height,
+      contentHash: n.contentHash,
+      originalName: original.name,
+      originalBytes: original.bytes,
+      createdBy: by,
+      now: clock.now(),
+    })
+    try {
+      const variants = await writeDerivatives(n.originalPath, mediaRoot, fields.page, n)
+      await db.transaction((tx) => replaceVariants(tx, id, variants, clock.now()))
+    } catch (error) {
+      log.error({ event: 'media_upload_failed', imageId: id, err: error }, 'image processing failed')
+      await discardFiles(id, fields.page, n.contentHash).catch((e) => log.error({ err: e }, 'cleanup after a failed upload failed'))
+      await markImageFailed(db, id, clock.now())
+      throw storageFailure(error)
+    }
+    log.info({ event: 'media_uploaded', imageId: id, page: fields.page, by }, 'image uploaded')
+    return present(await load(id))
+  }
+
+  return {
+    async categories() {
+      return { categories: await listCategories(db) }
+    },
+
+    async list(query: { page: Page; category?: string; visible?: '0' | '1' }) {
+      const rows = await listImages(db, { page: query.page, category: query.category, visible: query.visible === undefined ? undefined : query.visible === '1' })
+      return { images: rows.map(present) }
+    },
+
+    /** POST /admin/media: the multipart body is read here, after the admin guard, with the upload cap. */
+    async upload(request: Request, by: string): Promise<MediaImage> {
+      const form = await readForm(request, UPLOAD_LIMIT + ENVELOPE)
+      const file = form.get('file')
+      const input = { page: text(form.get('page')), alt: text(form.get('alt')), caption: text(form.get('caption') ?? undefined), category: text(form.get('category') ?? undefined) }
+      const problems: Fields = {}
+      for (const error of Value.Errors(UploadFields, input)) {
+        const key = error.path.split('/')[1] || 'body'
+        problems[key] ??= (error.schema as { error?: string }).error ?? error.message
+      }
+      if (!(file instanceof Blob)) problems.file = 'is required (an image file)'
+      if (Object.keys(problems).length > 0) throw new BadRequest('Invalid upload', problems)
+      const upload = file as File
+      if (upload.size > UPLOAD_LIMIT) throw new PayloadTooLarge('The file is larger than 25 MB')
+      if (upload.size === 0) throw new Unprocessable('The file is empty', { file: 'is empty' })
+      const fields = input as UploadFields
+      const category = (await categoryId(fields.category)) ?? null
+
+      // Set aside under a name of ours; the client's file name is only recorded.
+      await mkdir(tmpDir, { recursive: true })
+      const tmp = join(tmpDir, `${ulid()}.upload`)
+      try {
+        await Bun.write(tmp, upload)
+        await sniffImage(tmp)
+        const original = { name: (upload.name || 'upload').slice(0, 255), bytes: upload.size }
+        return await queue.run(() => process(tmp, fields, category, original, by))
+      } catch (error) {
+        throw error instanceof HttpError ? error : storageFailure(error)
+      } finally {
+        await rm(tmp, { force: true })
+      }
+    },
+
+    async update(id: string, body: { alt?: string; caption?: string | null; category?: string | null }) {
+      await load(id)
+      const changes: ImageChanges = {
+        alt: body.alt?.trim(),
+        caption: body.caption === undefined ? undefined : body.caption?.trim() || null,
+        categoryId: await categoryId(body.category),
+      }
+      await updateImage(db, id, changes, clock.now())
+      return { image: present(await load(id)) }
+    },
+
+    async setVisible(id: string, isVisible: boolean) {
+      await load(id)
+      await updateImage(db, id, { isVisible }, clock.now())
+      return { image: present(await load(id)) }
+    },
+
+    /** The complete, ordered id list of a page's live images; all positions rewritten in one transaction. */
+    async order(page: Page, ids: string[]) {
+      await db.transaction(async (tx) => {
+        const current = new Set(await lockPageImageIds(tx, page))
+        const given = new Set(ids)
+        const same = given.size === ids.length && given.size === current.size && ids.every((id) => current.has(id))
+        if (!same) throw new Unprocessable(`ids must list every image of ${page} exactly once`, { ids: 'must be exactly the ids of the page’s images, each once' })
+        await setPositions(tx, ids, clock.now())
+      })
+      return { ok: true as const }
+    },
+
+    async remove(id: string) {
+      if (!isUlid(id) || !(await softDeleteImage(db, id, clock.now()))) throw new NotFound('No such image')
+      log.info({ event: 'media_deleted', imageId: id }, 'image soft-deleted')
+    },
+
+    /** Decision 15: at start-up, `processing` images become `failed` and temporary files go. */
+    // Queued, so no upload of this process is mid-processing meanwhile; temp files of uploads that
+    // arrived since the start are newer than `since` and stay.
+    recover(since = new Date()) {
+      return queue.run(async () => {
+        for (const image of await failProcessingImages(db, clock.now())) {
+          await discardFiles(image.id, image.page, image.contentHash)
+          log.warn({ event: 'media_upload_interrupted', imageId: image.id }, 'image left processing by a stopped process marked failed')
+        }
+        await mkdir(tmpDir, { recursive: true })
+        for (const name of await readdir(tmpDir)) {
+          const path = join(tmpDir, name)
+          const modified = (await stat(path).catch(() => undefined))?.mtime
+          if (modified && modified < since) await rm(path, { recursive: true, force: true })
+        }
+      })
+    },
+
+    /** Resolves once queued uploads are done. */
+    idle: () => queue.idle(),
+  }
+}
+
+export type MediaService = ReturnType<typeof createMediaService>
