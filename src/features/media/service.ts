@@ -87,11 +87,12 @@ export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 
 
   /** Removes what an image's attempt left on disk, unless another image row shares it (decision 12). */
   async function discardFiles(id: string, page: Page, contentHash: string): Promise<void> {
-    if (!(await contentInUse(db, contentHash, id, page))) await rm(join(mediaRoot, page, contentHash), { recursive: true, force: true })
+    const remove = (path: string) => rm(path, { recursive: true, force: true }).catch((error) => log.error({ err: error, path }, 'could not remove a file'))
+    if (!(await contentInUse(db, contentHash, id, page))) await remove(join(mediaRoot, page, contentHash))
     if (!(await contentInUse(db, contentHash, id))) {
       const originals = join(storageRoot, 'originals')
       for (const name of await readdir(originals).catch(() => [] as string[])) {
-        if (name.startsWith(`${contentHash}.`)) await rm(join(originals, name), { force: true })
+        if (name.startsWith(`${contentHash}.`)) await remove(join(originals, name))
       }
     }
   }
@@ -140,6 +141,9 @@ export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 
 
     /** POST /admin/media: the multipart body is read here, after the admin guard, with the upload cap. */
     async upload(request: Request, by: string): Promise<MediaImage> {
+      if (!/^multipart\/form-data\s*;/i.test(request.headers.get('content-type') ?? '')) {
+        throw new BadRequest('An upload is sent as multipart/form-data', { file: 'must be sent as multipart/form-data' })
+      }
       const form = await readForm(request, UPLOAD_LIMIT + ENVELOPE)
       const file = form.get('file')
       const input = { page: text(form.get('page')), alt: text(form.get('alt')), caption: text(form.get('caption') ?? undefined), category: text(form.get('category') ?? undefined) }
