@@ -8,7 +8,7 @@ import { createInbox } from './features/enquiries/inbox.ts'
 import { enquiryRoutes, inboxRoutes } from './features/enquiries/routes.ts'
 import { createOutbox } from './features/enquiries/outbox.ts'
 import { createEnquiryService } from './features/enquiries/service.ts'
-import { galleryRoutes } from './features/gallery/routes.ts'
+import { createGalleryCache, galleryRoutes } from './features/gallery/routes.ts'
 import { healthRoutes } from './features/health/routes.ts'
 import { mediaFiles } from './features/media/files.ts'
 import { mediaRoutes } from './features/media/routes.ts'
@@ -51,7 +51,8 @@ export function createApp(deps: Deps) {
   const enquiries = createEnquiryService(deps)
   const inbox = createInbox(deps)
   deps.background.add(inbox)
-  const media = createMediaService(deps)
+  const gallery = createGalleryCache(deps)
+  const media = createMediaService(deps, gallery.clear)
   deps.background.add({ start: () => void media.recover().catch((error) => log.error({ err: error }, 'media recovery failed')), stop: () => media.idle() })
   return new Elysia({ name: 'spaces-api' })
     .onStart(() => deps.background.start())
@@ -65,7 +66,7 @@ export function createApp(deps: Deps) {
     .use(userRoutes(deps, auth, guard))
     .use(enquiryRoutes(deps, enquiries))
     .use(inboxRoutes(inbox, guard))
-    .use(galleryRoutes(deps))
+    .use(galleryRoutes(gallery))
     .use(mediaRoutes(media, guard))
     .use(config.media.serve ? mediaFiles(config) : new Elysia({ name: 'feature.media.files.off' }))
 }

@@ -9,11 +9,7 @@ import { GalleryParams, GalleryQuery, SpaceGallery, type GalleryImage } from './
 const CACHE_CONTROL = 'public, max-age=300, stale-while-revalidate=86400'
 const EPOCH = '1970-01-01T00:00:00.000Z'
 
-/**
- * The public gallery: a database read only (at most two queries), no image or file work. No
- * response cache in the process: every change, including those of `gc` and `reprocess` run from
- * another process, shows on the next request; HTTP caches hold it for max-age (300 s) at most.
- */
+/** The public gallery: a database read only (at most two queries), no image or file work. */
 export async function readGallery({ config, db }: Pick<Deps, 'config' | 'db'>, slug: Page, category?: string): Promise<SpaceGallery> {
   const rows = await listImages(db, { page: slug, category, visible: true, readyOnly: true })
   const images: GalleryImage[] = []
@@ -48,13 +44,50 @@ function matches(ifNoneMatch: string | null, etag: string): boolean {
   return ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)
 }
 
-export function galleryRoutes(deps: Pick<Deps, 'config' | 'db'>) {
+/**
+ * Rendered galleries, by page and category filter. This process's own changes clear it at once
+ * (`clear`, called by the media service); a change from elsewhere (`gc` or `reprocess` in another
+ * process, a hand edit of the database) shows within `GALLERY_CACHE_MS`.
+ */
+export const GALLERY_CACHE_MS = 1000
+
+export function createGalleryCache(deps: Pick<Deps, 'config' | 'db' | 'clock'>) {
+  // One read per key at a time: requests arriving while it runs share it.
+  const entries = new Map<string, { rendered: Promise<{ body: string; etag: string }>; expires: number }>()
+  // Keys are bounded: a flood of made-up category filters is served, not stored.
+  const MAX_ENTRIES = 32
+  return {
+    clear() {
+      entries.clear()
+    },
+    get(slug: Page, category?: string): Promise<{ body: string; etag: string }> {
+      const key = `${slug}|${category ?? ''}`
+      const now = deps.clock.now().getTime()
+      const hit = entries.get(key)
+      if (hit && hit.expires > now) return hit.rendered
+      const rendered = readGallery(deps, slug, category).then((gallery) => {
+        const body = JSON.stringify(gallery)
+        return { body, etag: etagOf(body) }
+      })
+      if (entries.size < MAX_ENTRIES || entries.has(key)) {
+        const entry = { rendered, expires: now + GALLERY_CACHE_MS }
+        entries.set(key, entry)
+        // A failed read is not kept.
+        rendered.catch(() => entries.get(key) === entry && entries.delete(key))
+      }
+      return rendered
+    },
+  }
+}
+
+export type GalleryCache = ReturnType<typeof createGalleryCache>
+
+export function galleryRoutes(cache: GalleryCache) {
   return new Elysia({ name: 'feature.gallery' }).get(
     '/spaces/:slug/gallery',
     async ({ params, query, request, set }) => {
       if (!(PAGES as string[]).includes(params.slug)) throw new NotFound('No such space')
-      const body = JSON.stringify(await readGallery(deps, params.slug as Page, query.category))
-      const etag = etagOf(body)
+      const { body, etag } = await cache.get(params.slug as Page, query.category)
       const headers = { ...(set.headers as Record<string, string>), 'cache-control': CACHE_CONTROL, etag }
       // Decision 9: a strong ETag over the exact bytes; a match is 304 with no body.
       if (matches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })

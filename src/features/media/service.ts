@@ -66,7 +66,8 @@ function storageFailure(error: unknown): HttpError {
   return new ServerFailure(500, 'The image could not be processed; nothing was kept')
 }
 
-export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 'db' | 'clock'>) {
+/** `changed` is told after every write that the public gallery may show (it clears the gallery cache). */
+export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 'db' | 'clock'>, changed: () => void = () => {}) {
   const { root: mediaRoot, storageRoot, assetBaseUrl } = config.media
   const tmpDir = join(storageRoot, 'tmp')
   const queue = serialQueue()
@@ -119,6 +120,7 @@ export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 
     try {
       const variants = await writeDerivatives(n.originalPath, mediaRoot, fields.page, n)
       await db.transaction((tx) => replaceVariants(tx, id, variants, clock.now()))
+      changed()
     } catch (error) {
       log.error({ event: 'media_upload_failed', imageId: id, err: error }, 'image processing failed')
       await discardFiles(id, fields.page, n.contentHash).catch((e) => log.error({ err: e }, 'cleanup after a failed upload failed'))
@@ -183,12 +185,14 @@ export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 
         categoryId: await categoryId(body.category),
       }
       await updateImage(db, id, changes, clock.now())
+      changed()
       return { image: present(await load(id)) }
     },
 
     async setVisible(id: string, isVisible: boolean) {
       await load(id)
       await updateImage(db, id, { isVisible }, clock.now())
+      changed()
       return { image: present(await load(id)) }
     },
 
@@ -201,11 +205,13 @@ export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 
         if (!same) throw new Unprocessable(`ids must list every image of ${page} exactly once`, { ids: 'must be exactly the ids of the page’s images, each once' })
         await setPositions(tx, ids, clock.now())
       })
+      changed()
       return { ok: true as const }
     },
 
     async remove(id: string) {
       if (!isUlid(id) || !(await softDeleteImage(db, id, clock.now()))) throw new NotFound('No such image')
+      changed()
       log.info({ event: 'media_deleted', imageId: id }, 'image soft-deleted')
     },
 
@@ -217,6 +223,7 @@ export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 
         for (const image of await failProcessingImages(db, clock.now())) {
           await discardFiles(image.id, image.page, image.contentHash)
           log.warn({ event: 'media_upload_interrupted', imageId: image.id }, 'image left processing by a stopped process marked failed')
+          changed()
         }
         await mkdir(tmpDir, { recursive: true })
         for (const name of await readdir(tmpDir)) {
