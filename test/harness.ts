@@ -65,12 +65,14 @@ export async function createTestDatabase(dir: string, dialect = TEST_DB): Promis
       DB_PASSWORD: mysqlServer.password,
       DB_NAME: name,
     },
-    async drop() {
-      const conn = await mysql.createConnection(mysqlServer)
-      await conn.query(`DROP DATABASE IF EXISTS \`${name}\``)
-      await conn.end()
-    },
+    drop: () => dropDatabase(name),
   }
+}
+
+async function dropDatabase(name: string): Promise<void> {
+  const conn = await mysql.createConnection(mysqlServer)
+  await conn.query(`DROP DATABASE IF EXISTS \`${name}\``)
+  await conn.end()
 }
 
 export interface TestApp {
@@ -98,7 +100,10 @@ export interface StartOptions {
 /** Starts the real app on a random loopback port over a fresh, migrated database. */
 export async function startApp(options: StartOptions = {}): Promise<TestApp & { env: Record<string, string> }> {
   const dir = options.reuse?.dir ?? mkdtempSync(join(tmpdir(), 'spaces-test-'))
-  const database = options.reuse ? { env: {}, drop: async () => {} } : await createTestDatabase(dir)
+  // A restarted app owns the data from then on: its `destroy` drops the database the first one made.
+  const database = options.reuse
+    ? { env: {}, drop: async () => (options.reuse!.env.DB_DRIVER === 'mysql' ? dropDatabase(options.reuse!.env.DB_NAME!) : undefined) }
+    : await createTestDatabase(dir)
   const env = { ...(options.reuse?.env ?? { ...baseEnv(dir), ...database.env }), ...options.env } as Record<string, string>
   const config = loadConfig(env)
   const db = createDb(config)
@@ -123,7 +128,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp & { 
     stop,
     async destroy() {
       await stop()
-      if (!options.reuse) await database.drop()
+      await database.drop()
       rmSync(dir, { recursive: true, force: true })
     },
   }

@@ -21,4 +21,5 @@ export const SpaceGallery = t.Object({ slug: t.String(), updatedAt: t.String(), 
 export type SpaceGallery = typeof SpaceGallery.static
 
 export const GalleryParams = t.Object({ slug: t.String() })
-export const GalleryQuery = t.Object({ category: t.Optional(t.String({ maxLength: 64 })) })
+// No maxLength: a slug longer than any category's is just an unknown slug, 200 with no images (decision 8).
+export const GalleryQuery = t.Object({ category: t.Optional(t.String()) })

@@ -111,12 +111,13 @@ export async function failProcessingImages(db: Db, now: Date): Promise<{ id: str
 }
 
 /**
- * Whether any image row other than `exceptId` (deleted or not) uses this content: on `page`, its
- * derivative directory; without a page, its original (shared by every page).
+ * Whether any image row other than `exceptId` (deleted or not, but not failed: a failed image keeps
+ * no files) uses this content: on `page`, its derivative directory; without a page, its original.
  */
 export async function contentInUse(db: Db, contentHash: string, exceptId: string, page?: Page): Promise<boolean> {
   const onPage = page === undefined ? empty : sql`AND page = ${page}`
-  const row = await db.one(sql`SELECT id FROM media_images WHERE content_hash = ${contentHash} ${onPage} AND id <> ${exceptId} LIMIT 1`)
+  const row = await db.one(sql`
+    SELECT id FROM media_images WHERE content_hash = ${contentHash} ${onPage} AND id <> ${exceptId} AND status <> 'failed' LIMIT 1`)
   return row !== undefined
 }
 
@@ -216,12 +217,13 @@ export async function deleteImages(db: Db, ids: readonly string[]): Promise<void
 
 /**
  * What the files on disk may be: the content directories, originals and variant paths of every row
- * but `except` (rows about to go).
+ * but `except` (rows about to go) and failed ones (which keep no files).
  */
 export async function referencedContent(db: Db, except: readonly string[] = []): Promise<{ dirs: Set<string>; hashes: Set<string>; paths: Set<string> }> {
   const notImage = except.length > 0 ? sql`AND id NOT IN (${join(except)})` : empty
   const notVariant = except.length > 0 ? sql`WHERE image_id NOT IN (${join(except)})` : empty
-  const images = await db.query(sql`SELECT DISTINCT page, content_hash FROM media_images WHERE content_hash IS NOT NULL ${notImage}`)
+  const images = await db.query(sql`
+    SELECT DISTINCT page, content_hash FROM media_images WHERE content_hash IS NOT NULL AND status <> 'failed' ${notImage}`)
   const variants = await db.query(sql`SELECT path FROM media_variants ${notVariant}`)
   return {
     dirs: new Set(images.map((r) => `${r.page}/${r.content_hash}`)),

@@ -22,7 +22,8 @@ export async function reprocessAll(
   const names = await readdir(originals).catch(() => [] as string[])
   const report: ReprocessReport = { done: [], failed: [] }
   for (const image of await findLiveImages(db)) {
-    const original = names.find((name) => name.startsWith(`${image.contentHash}.`))
+    // Exactly what normalise() writes: a copy set aside as `<hash>.jpg.bak` is not the original.
+    const original = names.find((name) => name === `${image.contentHash}.jpg` || name === `${image.contentHash}.png`)
     if (!original) {
       report.failed.push({ id: image.id, reason: 'original missing' })
       progress(`skipped ${image.id}: its original is missing`)
