@@ -1,27 +1,19 @@
 /**
  * GET /health through the whole app (plumbing, CORS, error formatter, a database ping) beside a bare
- * Bun.serve returning the same bytes: the ceiling on this machine. Loopback only, bounded in time.
+ * Bun.serve returning the same bytes: the ceiling on this machine. Loopback only, bounded in time;
+ * the load comes from a child process (bench/lib/client.ts), not from the server's event loop.
  *
  *   bun run bench/health.ts [--seconds 5] [--connections 50]
  */
 import { parseArgs } from 'node:util'
 import { startApp } from '../test/harness.ts'
-import { closedLoop, ms } from './lib/load.ts'
+import { loadFromChild, ms } from './lib/load.ts'
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { seconds: { type: 'string', default: '5' }, connections: { type: 'string', default: '50' } } })
 const seconds = Number(values.seconds)
 const connections = Number(values.connections)
 
-const load = (url: string) =>
-  closedLoop({
-    seconds,
-    connections,
-    send: async () => {
-      const res = await fetch(url)
-      await res.arrayBuffer()
-      return res.status === 200
-    },
-  })
+const load = (url: string) => loadFromChild({ url, seconds, connections })
 
 const app = await startApp()
 const body = await (await app.fetch('/health')).text()

@@ -8,12 +8,12 @@
  * --efforts  AVIF effort 0-4: time and bytes of the AVIF set, on this photo and a smooth one
  * --matrix   sharp.concurrency 1/2 x encoders 1/2, and re-reading the original per variant
  */
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { AVIF_EFFORT, ENCODERS, QUALITY, normalise, planVariants, writeDerivatives, type Format, type PlannedVariant, type Variant } from '../src/features/media/pipeline.ts'
-import { sharp } from '../src/lib/sharp.ts'
+import { releaseNativeMemory, sharp } from '../src/lib/sharp.ts'
 import { photo } from '../test/images.ts'
 
 const WIDTH = 6000
@@ -45,6 +45,30 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ')
 const name = (v: PlannedVariant) => `${v.format} ${v.width}x${v.height}${v.isPrimary ? ' (primary)' : ''}`
 
+/** CPU seconds every process on the machine spent so far (Linux /proc/stat), to spot a disturbed run. */
+function machineCpu(): number {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
+    const idle = fields[3]! + (fields[4] ?? 0)
+    return (fields.reduce((a, b) => a + b, 0) - idle) / 100 // USER_HZ
+  } catch {
+    return Number.NaN
+  }
+}
+const ownCpu = () => {
+  const usage = process.cpuUsage()
+  return (usage.user + usage.system) / 1e6
+}
+
+/** More than half a CPU-second used by others during a run: its times are not this code's alone. */
+const disturbed = (run: { othersCpu: number }) => run.othersCpu > 0.5
+
+/** Drops what earlier phases left behind (JS garbage, freed native memory), so each phase starts level. */
+function settle() {
+  Bun.gc(true)
+  releaseNativeMemory()
+}
+
 /** Peak of process.memoryUsage().rss, sampled every 20 ms while running. */
 class RssSampler {
   peak = 0
@@ -74,23 +98,33 @@ interface Run {
   variants: Variant[]
   perVariant: Map<string, number>
   peakRss: number
+  startRss: number
+  /** CPU seconds other processes used meanwhile: more than a few tenths means a disturbed figure. */
+  othersCpu: number
 }
 
 /** One upload end to end, into fresh directories (as a new content hash would get). */
 async function pipeline(file: string, encoders = ENCODERS): Promise<Run> {
   const root = mkdtempSync(join(work, 'run-'))
-  Bun.gc(true)
+  settle()
+  const startRss = process.memoryUsage().rss
   const sampler = new RssSampler().start()
+  const [machine0, own0] = [machineCpu(), ownCpu()]
   const t0 = performance.now()
   const n = await normalise(file, join(root, 'storage'))
   const t1 = performance.now()
   const perVariant = new Map<string, number>()
   const variants = await writeDerivatives(n.originalPath, join(root, 'media'), 'genesis', n, { encoders, onVariant: (v, ms) => perVariant.set(v.path, ms) })
   const t2 = performance.now()
-  return { normaliseMs: t1 - t0, deriveMs: t2 - t1, totalMs: t2 - t0, originalPath: n.originalPath, variants, perVariant, peakRss: sampler.stop() }
+  const othersCpu = machineCpu() - machine0 - (ownCpu() - own0)
+  return { normaliseMs: t1 - t0, deriveMs: t2 - t1, totalMs: t2 - t0, originalPath: n.originalPath, variants, perVariant, peakRss: sampler.stop(), startRss, othersCpu }
 }
 
 type Raw = { data: Buffer; info: { width: number; height: number; channels: 1 | 2 | 3 | 4 } }
+const resize = async (from: Raw, to: { width: number; height: number }): Promise<Raw> => {
+  const { data, info } = await sharp(from.data, { raw: from.info }).resize(to.width, to.height, { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true })
+  return { data, info: { width: info.width, height: info.height, channels: info.channels } }
+}
 const decode = async (input: string | Raw, rotate = false): Promise<Raw> => {
   const image = typeof input === 'string' ? sharp(input) : sharp(input.data, { raw: input.info })
   const { data, info } = await (rotate ? image.rotate() : image).toColourspace('srgb').raw().toBuffer({ resolveWithObject: true })
@@ -141,27 +175,33 @@ const runs: Run[] = []
 for (let i = 0; i < Number(values.runs); i++) {
   const run = await pipeline(upload)
   runs.push(run)
-  console.log(`  run ${i + 1}: normalise ${s(run.normaliseMs)} + derivatives ${s(run.deriveMs)} = ${s(run.totalMs)}, peak RSS ${mb(run.peakRss)}`)
+  console.log(`  run ${i + 1}: normalise ${s(run.normaliseMs)} + derivatives ${s(run.deriveMs)} = ${s(run.totalMs)}, peak RSS ${mb(run.peakRss)} (from ${mb(run.startRss)}), other processes ${run.othersCpu.toFixed(1)} CPU-s${disturbed(run) ? ' (disturbed)' : ''}`)
 }
 const maxRss = process.resourceUsage().maxRSS * 1024
+const quiet = runs.filter((r) => !disturbed(r))
+const counted = quiet.length > 0 ? quiet : runs
 const last = runs.at(-1)!
-const total = median(runs.map((r) => r.totalMs))
+const total = median(counted.map((r) => r.totalMs))
 const peakRss = Math.max(...runs.map((r) => r.peakRss))
 
 // Floor: each encode alone, back to back, from pixels decoded beforehand (decoding not timed).
-Bun.gc(true)
+settle()
 const uploaded = await decode(upload, true)
+const [floorMachine0, floorOwn0] = [machineCpu(), ownCpu()]
 const [, originalMs] = await timed(() => sharp(uploaded.data, { raw: uploaded.info }).jpeg({ quality: 95, chromaSubsampling: '4:2:0' }).toBuffer())
 const original = await decode(last.originalPath)
 const plan = planVariants(original.info.width, original.info.height)
 const alone: number[] = []
 for (const v of plan) alone.push((await timed(() => encode(original, v).toBuffer()))[1])
 const floor = originalMs + alone.reduce((a, b) => a + b, 0)
+const floorOthers = machineCpu() - floorMachine0 - (ownCpu() - floorOwn0)
 
 console.log()
-console.log(`total ${s(total)} (median of ${runs.length}; goal ≤ ${s(GOAL.totalMs)}, floor ${s(floor)}, ratio ${(total / floor).toFixed(2)} ≤ ${GOAL.ratio})`)
-console.log(`  normalise ${s(median(runs.map((r) => r.normaliseMs)))} (the original's encode alone: ${s(originalMs)}), derivatives ${s(median(runs.map((r) => r.deriveMs)))}`)
-console.log(`peak RSS ${mb(peakRss)} sampled every 20 ms, maxRSS ${mb(maxRss)} (goal < ${GOAL.rssMb} MB; idle before: see run 1)`)
+if (quiet.length === 0) console.log('WARNING: every run was disturbed by other processes; the times below are not the machine’s')
+console.log(`total ${s(total)} (median of ${counted.length} undisturbed; goal ≤ ${s(GOAL.totalMs)}, floor ${s(floor)}, ratio ${(total / floor).toFixed(2)} ≤ ${GOAL.ratio})`)
+console.log(`  normalise ${s(median(counted.map((r) => r.normaliseMs)))} (the original's encode alone: ${s(originalMs)}), derivatives ${s(median(counted.map((r) => r.deriveMs)))}`)
+console.log(`  floor measured while other processes used ${floorOthers.toFixed(1)} CPU-s`)
+console.log(`peak RSS ${mb(peakRss)} sampled every 20 ms, maxRSS ${mb(maxRss)} (goal < ${GOAL.rssMb} MB; ${mb(runs[0]!.startRss)} before the first run)`)
 console.log(`original ${kb(statSync(last.originalPath).size)} (upload ${kb(uploadBytes)})`)
 console.log()
 console.log('variant                    bytes     in pipeline   alone')
@@ -212,32 +252,32 @@ if (values.matrix) {
     for (const encoders of [1, 2]) {
       sharp.concurrency(threads)
       const run = await pipeline(upload, encoders)
-      console.log(`  concurrency ${threads}, ${encoders} encoder(s): total ${s(run.totalMs)} (derivatives ${s(run.deriveMs)}), peak RSS ${mb(run.peakRss)}`)
+      console.log(
+        `  concurrency ${threads}, ${encoders} encoder(s): total ${s(run.totalMs)} (derivatives ${s(run.deriveMs)}), peak RSS ${mb(run.peakRss)}, other processes ${run.othersCpu.toFixed(1)} CPU-s${disturbed(run) ? ' (disturbed)' : ''}`,
+      )
     }
   }
   sharp.concurrency(1)
-  // The alternative to decoding once: every variant re-reads the original file (JPEG shrink-on-load).
+  // The alternative to one decode per size: decode the original once, resize every size in memory.
   const cost = (v: PlannedVariant) => (v.format === 'avif' ? 6 : 1) * v.width * v.height
-  const dir = join(work, 'reread')
+  const dir = join(work, 'decode-once')
   mkdirSync(dir)
-  Bun.gc(true)
-  const reread = new RssSampler().start()
-  const [, rereadMs] = await timed(() =>
-    pool(
-      [...plan].sort((a, b) => cost(b) - cost(a)).map((v) => () => {
-        const image = sharp(last.originalPath).resize(v.width, v.height, { fit: 'fill' })
-        const out =
-          v.format === 'avif'
-            ? image.avif({ quality: QUALITY.avif, effort: AVIF_EFFORT })
-            : v.format === 'webp'
-              ? image.webp({ quality: QUALITY.webp })
-              : image.jpeg({ quality: QUALITY.jpeg, mozjpeg: true })
-        return out.toFile(join(dir, `${v.width}.${v.format}`))
-      }),
+  settle()
+  const sampler = new RssSampler().start()
+  const [, onceMs] = await timed(async () => {
+    const full = await decode(last.originalPath)
+    const sizes = new Map<string, Promise<Raw>>()
+    const sized = (v: PlannedVariant) => {
+      const key = `${v.width}x${v.height}`
+      if (!sizes.has(key)) sizes.set(key, resize(full, v))
+      return sizes.get(key)!
+    }
+    await pool(
+      [...plan].sort((a, b) => cost(b) - cost(a)).map((v) => async () => encode(await sized(v), v).toFile(join(dir, `${v.width}.${v.format}`))),
       ENCODERS,
-    ),
-  )
-  console.log(`  re-reading the original per variant (${ENCODERS} encoders): derivatives ${s(rereadMs)}, peak RSS ${mb(reread.stop())}; decode-once: ${s(last.deriveMs)}, ${mb(last.peakRss)}`)
+    )
+  })
+  console.log(`  decode once, resize in memory (${ENCODERS} encoders): derivatives ${s(onceMs)}, peak RSS ${mb(sampler.stop())}; one decode per size: ${s(last.deriveMs)}, ${mb(last.peakRss)}`)
 }
 
 console.log()

@@ -53,7 +53,8 @@ fs.mkdirSync(path.dirname(outfile), { recursive: true })
 let info: SharpEmbedInfo | undefined
 const started = performance.now()
 const result = await Bun.build({
-  entrypoints: [entry],
+  // The SQLite checkpointer runs as a Worker (src/db/sqlite.ts); a worker must be an entrypoint of its own.
+  entrypoints: [entry, path.join(root, 'src/db/sqlite-checkpointer.ts')],
   target: 'bun',
   format: 'esm',
   minify: minify ? { whitespace: true, syntax: true, identifiers: false } : false,

@@ -36,7 +36,7 @@ async function serveOn(label: string, env: Record<string, string>) {
   const migrated = run(['migrate'], env)
   check(`migrate on ${label}`, migrated.code === 0, migrated.out.trim() || migrated.err.trim())
   const port = 20000 + Math.floor(Math.random() * 20000)
-  const child = Bun.spawn([exe, 'serve'], { cwd: dir, env: { ...bare, ...env, PORT: String(port) }, stdout: 'ignore', stderr: 'pipe' })
+  const child = Bun.spawn([exe, 'serve'], { cwd: dir, env: { ...bare, ...env, PORT: String(port), LOG_LEVEL: 'debug' }, stdout: 'pipe', stderr: 'pipe' })
   let status = 0
   for (let i = 0; i < 100 && status === 0; i++) {
     await Bun.sleep(100)
@@ -45,12 +45,15 @@ async function serveOn(label: string, env: Record<string, string>) {
   check(`serve on ${label}: /health`, status === 200, `status ${status}`)
   child.kill()
   await child.exited
+  return await new Response(child.stdout).text()
 }
 
 const sqliteEnv = { ...baseEnv(dir), DB_DRIVER: 'sqlite', DB_PATH: join(dir, 'data/spaces.db') }
 const doctor = run(['doctor'], sqliteEnv)
 check('doctor (database and image encoding)', doctor.code === 0, doctor.out.trim().split('\n').join(' | '))
-await serveOn('SQLite', sqliteEnv)
+const sqliteLog = await serveOn('SQLite', sqliteEnv)
+// The WAL checkpointer is a Worker, a separate entrypoint inside the executable (src/db/sqlite.ts).
+check('SQLite checkpoints on a worker thread', sqliteLog.includes('sqlite_checkpointer_ready') && !sqliteLog.includes('sqlite_checkpointer_failed'))
 
 if (await mysqlReachable()) {
   const database = await createTestDatabase(dir, 'mysql')

@@ -34,3 +34,24 @@ export async function closedLoop(options: {
 }
 
 export const ms = (v: number) => `${v.toFixed(2)} ms`
+
+export interface LoadSpec {
+  url: string
+  method?: string
+  body?: string
+  headers?: Record<string, string>
+  /** The status a request must get to count as a success; 200 unless given. */
+  status?: number
+  /** A fresh X-Forwarded-For address per request, in this /8 network. */
+  forwardedFor?: number
+  seconds: number
+  connections: number
+}
+
+/** Runs `closedLoop` in a child process (bench/lib/client.ts) against `spec.url`. */
+export async function loadFromChild(spec: LoadSpec): Promise<LoadResult> {
+  const child = Bun.spawn([process.execPath, 'run', new URL('./client.ts', import.meta.url).pathname, JSON.stringify(spec)], { stdout: 'pipe', stderr: 'inherit' })
+  const out = await new Response(child.stdout).text()
+  if ((await child.exited) !== 0) throw new Error('load generator failed')
+  return JSON.parse(out.trim().split('\n').at(-1)!) as LoadResult
+}
