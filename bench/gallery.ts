@@ -2,6 +2,7 @@
  * GET /spaces/genesis/gallery with a page of 40 ready images (9 variants each), beside a bare
  * Bun.serve returning the same bytes in the same run (the ceiling; goal: at least 0.6 of it). Then
  * the gallery's latency while uploads of a 12-megapixel photo run back to back (goal: p99 < 50 ms).
+ * The gallery load comes from a child process (bench/lib/client.ts); the uploads from this one.
  *
  *   bun run bench/gallery.ts [--seconds 5] [--connections 50]      (TEST_DB=mysql for MariaDB)
  */
@@ -12,7 +13,7 @@ import { planVariants } from '../src/features/media/pipeline.ts'
 import { bearer, createAdmin, login } from '../test/factories.ts'
 import { startApp } from '../test/harness.ts'
 import { photo } from '../test/images.ts'
-import { closedLoop, ms } from './lib/load.ts'
+import { loadFromChild, ms } from './lib/load.ts'
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { seconds: { type: 'string', default: '5' }, connections: { type: 'string', default: '50' } } })
 const seconds = Number(values.seconds)
@@ -37,14 +38,8 @@ const sample = await fetch(url)
 const body = await sample.text()
 const headers = Object.fromEntries(sample.headers)
 const bare = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(body, { headers }) })
-const get = (target: string) => async () => {
-  const res = await fetch(target)
-  await res.arrayBuffer()
-  return res.status === 200
-}
-
-const ceiling = await closedLoop({ seconds, connections, send: get(`http://127.0.0.1:${bare.port}/spaces/genesis/gallery`) })
-const service = await closedLoop({ seconds, connections, send: get(url) })
+const ceiling = await loadFromChild({ url: `http://127.0.0.1:${bare.port}/spaces/genesis/gallery`, seconds, connections })
+const service = await loadFromChild({ url, seconds, connections })
 bare.stop(true)
 
 // Uploads back to back while 10 clients read the gallery.
@@ -64,7 +59,7 @@ const uploader = (async () => {
   }
 })()
 await Bun.sleep(500)
-const busy = await closedLoop({ seconds: Math.max(seconds, 10), connections: 10, send: get(url) })
+const busy = await loadFromChild({ url, seconds: Math.max(seconds, 10), connections: 10 })
 uploading = false
 await uploader
 await app.destroy()
