@@ -39,6 +39,7 @@ export function createDeps(config: Config, db: Db, options: { clock?: Clock; mai
     mailer,
     outbox,
     background,
+    lifecycle: { draining: false },
     clientIp: (request, server) => resolve(server?.requestIP(request)?.address, request.headers.get('x-forwarded-for')),
   }
 }
@@ -60,7 +61,7 @@ export function createApp(deps: Deps) {
     .use(requestHeaders({ production: config.isProduction }))
     .use(cors(config.cors))
     .use(errorFormatter)
-    .use(bodyParser)
+    .use(bodyParser({ timeoutMs: config.server.bodyTimeoutSec * 1000 }))
     .use(healthRoutes(deps))
     .use(authRoutes(deps, auth, guard))
     .use(userRoutes(deps, auth, guard))

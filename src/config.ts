@@ -67,6 +67,10 @@ export const EnvSchema = T.Object({
 
   GIT_SHA: opt(text('must be a build identifier of at most 64 characters', { maxLength: 64 })),
 
+  SHUTDOWN_TIMEOUT: opt(duration('must be seconds, or a number with s or m (e.g. 60s)')),
+  BODY_TIMEOUT: opt(duration('must be seconds, or a number with s or m (e.g. 120s)')),
+  IDLE_TIMEOUT: opt(duration('must be seconds from 1 to 255')),
+
   SEED_SUPERADMIN_NAME: opt(T.String()),
   SEED_SUPERADMIN_PHONE: opt(T.String()),
   SEED_SUPERADMIN_EMAIL: opt(T.String()),
@@ -161,6 +165,13 @@ export function loadConfig(source: Record<string, string | undefined>, buildSha 
   }
   const accessTtlSec = seconds('ACCESS_TOKEN_TTL', env.ACCESS_TOKEN_TTL, 15 * 60, problem)
   const refreshTtlSec = seconds('REFRESH_TOKEN_TTL', env.REFRESH_TOKEN_TTL, 30 * 86400, problem)
+  const server = {
+    shutdownTimeoutSec: seconds('SHUTDOWN_TIMEOUT', env.SHUTDOWN_TIMEOUT, 60, problem),
+    bodyTimeoutSec: seconds('BODY_TIMEOUT', env.BODY_TIMEOUT, 120, problem),
+    idleTimeoutSec: seconds('IDLE_TIMEOUT', env.IDLE_TIMEOUT, 30, problem),
+  }
+  // Bun's idle timeout is at most 255 s.
+  if (server.idleTimeoutSec > 255) problem('IDLE_TIMEOUT', 'must be seconds from 1 to 255')
 
   const trustProxy = (env.TRUST_PROXY ?? '')
     .split(',')
@@ -232,6 +243,7 @@ export function loadConfig(source: Record<string, string | undefined>, buildSha 
     },
     captcha: { secret: env.CAPTCHA_SECRET, verifyUrl: captchaVerifyUrl },
     gitSha: env.GIT_SHA ?? buildSha,
+    server,
     seed: {
       name: env.SEED_SUPERADMIN_NAME,
       phone: env.SEED_SUPERADMIN_PHONE,

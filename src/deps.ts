@@ -15,6 +15,8 @@ export interface Deps {
   outbox: Outbox
   /** Started when the app listens; `await background.stop()` after `app.stop()`, before closing the db. */
   background: Background
+  /** `draining` once `serve` began to shut down: `/health` then answers 503. */
+  lifecycle: { draining: boolean }
   /** The client address of a request (decision 30). */
   clientIp: (request: Request, server: { requestIP(r: Request): { address: string } | null } | null) => string
 }

@@ -37,6 +37,11 @@ export class NotFound extends HttpError {
     super(404, message)
   }
 }
+export class RequestTimeout extends HttpError {
+  constructor(message = 'The request body took too long to arrive') {
+    super(408, message)
+  }
+}
 export class PayloadTooLarge extends HttpError {
   constructor(message = 'Request body too large') {
     super(413, message)
@@ -71,6 +76,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not found',
   405: 'Method not allowed',
+  408: 'Request timeout',
   413: 'Request body too large',
   415: 'Unsupported media type',
   422: 'Unprocessable request',

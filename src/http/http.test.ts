@@ -19,7 +19,7 @@ function plumbed() {
     .use(requestHeaders({ production: false }))
     .use(cors({ publicOrigins: ['https://site.test'], adminOrigins: ['https://admin.test'] }))
     .use(errorFormatter)
-    .use(bodyParser)
+    .use(bodyParser({ timeoutMs: 500 }))
     .post('/things', ({ body }) => body, {
       body: t.Object({ name: t.String({ minLength: 2 }), count: t.Integer({ minimum: 1 }) }),
     })
@@ -109,6 +109,21 @@ describe('error envelope', () => {
     })
     const res = await fetch(`${base}/things`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream })
     expect(res.status).toBe(413)
+  })
+
+  test('a body trickling in slower than the body timeout is cut off with a 408 in the envelope', async () => {
+    let sent = 0
+    const stream = new ReadableStream({
+      async pull(controller) {
+        await Bun.sleep(200)
+        if (sent++ > 20) controller.close()
+        else controller.enqueue(new TextEncoder().encode(sent === 1 ? '{"name":"' : 'x'))
+      },
+    })
+    const res = await fetch(`${base}/things`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream })
+    expect(res.status).toBe(408)
+    expect(await res.json()).toEqual({ error: expect.any(String), requestId: expect.any(String) })
+    expect(sent).toBeLessThan(21) // answered before the client had sent its whole body
   })
 
   test('a body just under the limit is accepted', async () => {

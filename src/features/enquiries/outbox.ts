@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts'
 import { log } from '../../lib/log.ts'
 import { notificationMail } from './mail.ts'
-import { claimNotification, findDueNotifications, markNotified, markNotifyFailed, type PendingNotification } from './queries.ts'
+import { claimNotification, findDueNotifications, makePendingNotificationsDue, markNotified, markNotifyFailed, type PendingNotification } from './queries.ts'
 
 const POLL_MS = 5_000
 const LEASE_MS = 5 * 60_000
@@ -69,7 +69,9 @@ export function createOutbox({ config, db, clock, mailer }: Pick<Deps, 'config' 
     start() {
       stopping = false
       timer ??= setInterval(() => void outbox.kick(), POLL_MS)
-      void outbox.kick()
+      void makePendingNotificationsDue(db, clock.now())
+        .catch((error) => log.error({ event: 'outbox_failed', err: error }, 'could not release notification leases'))
+        .then(() => outbox.kick())
     },
     /** Stops polling; resolves once the message being sent (if any) is done. */
     async stop() {

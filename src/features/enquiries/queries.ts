@@ -66,6 +66,16 @@ export async function claimNotification(db: Db, id: string, now: Date, leaseUnti
   return result.affectedRows === 1
 }
 
+/**
+ * At start-up every pending notification is due at once: a lease held by a process that died
+ * would otherwise keep its row waiting for the lease to run out (one `serve` per database, P40).
+ */
+export async function makePendingNotificationsDue(db: Db, now: Date): Promise<number> {
+  const result = await db.execute(sql`
+    UPDATE enquiries SET notify_after = ${now} WHERE notified_at IS NULL AND notify_after IS NOT NULL AND notify_after > ${now}`)
+  return result.affectedRows
+}
+
 export async function markNotified(db: Db, id: string, now: Date): Promise<void> {
   await db.execute(sql`
     UPDATE enquiries SET notified_at = ${now}, notify_after = ${null}, notify_error = ${null},

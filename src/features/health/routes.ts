@@ -4,20 +4,22 @@ import { Health } from './model.ts'
 
 const PING_TIMEOUT_MS = 2000
 
-export function healthRoutes({ db, config }: Pick<Deps, 'db' | 'config'>) {
+export function healthRoutes({ db, config, lifecycle }: Pick<Deps, 'db' | 'config' | 'lifecycle'>) {
   return new Elysia({ name: 'feature.health' }).get(
     '/health',
     async ({ set }): Promise<Health> => {
       const started = performance.now()
       const dbOk = await ping(() => db.ping(), PING_TIMEOUT_MS)
+      // Draining for a shutdown: a load balancer must stop sending traffic here.
+      const ok = dbOk && !lifecycle.draining
       const body: Health = {
-        status: dbOk ? 'ok' : 'error',
+        status: ok ? 'ok' : 'error',
         db: { status: dbOk ? 'ok' : 'error', latencyMs: Math.round((performance.now() - started) * 100) / 100 },
         sha: config.gitSha,
         uptimeSec: Math.floor(process.uptime()),
         node: process.version,
       }
-      set.status = dbOk ? 200 : 503
+      set.status = ok ? 200 : 503
       set.headers['cache-control'] = 'no-store'
       return body
     },

@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, open, rename, rm, rmdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileTypeFromFile } from 'file-type'
+import { fileTypeFromBuffer } from 'file-type'
 import { Unprocessable } from '../../http/errors.ts'
-import { sharp } from '../../lib/sharp.ts'
+import { releaseNativeMemory, sharp } from '../../lib/sharp.ts'
 
 export type Format = 'avif' | 'webp' | 'jpeg'
 
@@ -43,9 +43,13 @@ export const LONG_EDGE = 2400
 export const PRIMARY_WIDTH = 1600
 
 export const QUALITY = { avif: 72, webp: 80, jpeg: 80 } as const
+/** The normalised original's encodings; why these, see normalise(). */
+export const ORIGINAL_JPEG = { quality: 95, optimiseCoding: false } as const
+export const ORIGINAL_PNG = { compressionLevel: 3 } as const
 /**
  * The lowest effort whose bytes stay within 15% of sharp's default (4) at the same quality on both
- * a grainy and a smooth photo; efforts 0-2 cost +47-51% on smooth content, 4 takes ~6x as long.
+ * a grainy and a smooth photo (+0.2% and +9%); efforts 0-2 cost +46-49% on the smooth one, and 4
+ * takes 4-5x as long as 3 (docs/performance.md, "Upload").
  */
 export const AVIF_EFFORT = 3
 /** Encodes in flight at once, each on one libvips thread (sharp.concurrency(1)): one per core here. */
@@ -78,9 +82,13 @@ const heicRefused = () =>
 const damaged = () => refuse('The image is damaged or incomplete and cannot be read', 'could not be decoded as an image')
 const tooLarge = () => refuse('The image is larger than 100 megapixels', 'must be at most 100 megapixels')
 
+const SNIFF_BYTES = 64 * 1024
+
 /** Decides the type from the leading bytes (decision 10); anything else is a 422 on `file`. */
 export async function sniffImage(path: string): Promise<{ ext: string; mime: string }> {
-  const type = await fileTypeFromFile(path)
+  // The leading bytes only: every accepted format is told apart within them. (fileTypeFromFile
+  // loads strtok3 lazily, which the compiled executable does not carry.)
+  const type = await fileTypeFromBuffer(new Uint8Array(await Bun.file(path).slice(0, SNIFF_BYTES).arrayBuffer()))
   if (!type) throw notSupported('not a recognised image')
   if (HEVC_TYPES.has(type.mime)) throw heicRefused()
   if (!DECODER[type.mime]) throw notSupported(type.mime)
@@ -103,15 +111,20 @@ async function avifCoded(path: string): Promise<boolean> {
   return brands.includes('avif') || brands.includes('avis')
 }
 
-/** A decoding failure from sharp, as the client should hear it. */
-function decodeFailure(error: unknown): Unprocessable {
-  return /pixel limit/i.test(String((error as Error)?.message)) ? tooLarge() : damaged()
+/**
+ * Sorts a sharp failure: an operating-system error (the disk, our directories) is ours and stays a
+ * 500; anything else came from decoding the upload. libvips words its I/O failures this way.
+ */
+function decodeFailure(error: unknown): Error {
+  const message = String((error as Error)?.message)
+  if (/system error|unable to open for write|write error/i.test(message)) return error as Error
+  return /pixel limit/i.test(message) ? tooLarge() : damaged()
 }
 
 /**
- * Decodes the upload once (EXIF rotation applied, sRGB, alpha kept), then encodes the normalised
- * original once, deterministically and without any metadata, to `originals/<sha256>.<ext>`.
- * Decoding into memory first splits the two failure kinds: the file's fault (422) and ours (500).
+ * Decodes the upload (EXIF rotation applied, sRGB, alpha kept) and encodes the normalised original
+ * once, deterministically and without any metadata, to `originals/<sha256>.<ext>`. libvips streams
+ * from file to file, so a 24 MP upload never sits in memory as pixels.
  */
 export async function normalise(tmpPath: string, storageRoot: string): Promise<Normalised> {
   const type = await sniffImage(tmpPath)
@@ -123,29 +136,24 @@ export async function normalise(tmpPath: string, storageRoot: string): Promise<N
   if (meta.format !== DECODER[type.mime]) throw refuse('The file content does not match its image type', 'is not a well-formed image')
   if ((meta.width ?? 0) * (meta.height ?? 0) > MAX_PIXELS) throw tooLarge()
 
-  const { data, info } = await sharp(tmpPath, DECODE)
-    .rotate()
-    .toColourspace('srgb')
-    .raw({ depth: 'uchar' })
-    .toBuffer({ resolveWithObject: true })
-    .catch((error: unknown) => {
-      throw decodeFailure(error)
-    })
-  const alpha = info.channels === 4
-  // Measured on a 24 MP photo (docs/performance.md): JPEG q95 encodes in ~0.3 s at ~1.2x the
-  // upload's size; PNG is lossless but 1.4-2.8 s and ~10x the bytes, WebP lossless 20 s, so PNG
-  // (level 3: level 6's size, faster) only where alpha must survive. A JPEG upload keeps its own
-  // chroma subsampling; other sources get 4:4:4 so coloured edges of graphics stay sharp.
+  // Measured on a 24 MP photo (docs/performance.md): JPEG q95 without Huffman optimisation makes
+  // this whole step ~0.16 s, at ~1.4x the upload's bytes; optimising saves 14% of the bytes for
+  // twice the time and +145 MB of memory. PNG is lossless but 1.2-2.8 s and ~10x the bytes (WebP
+  // lossless: 20 s), so PNG (level 3: level 6's size, faster) only where alpha must survive. A JPEG
+  // upload keeps its own chroma subsampling; others get 4:4:4, so coloured edges stay sharp.
+  const alpha = meta.hasAlpha === true
   const chroma = type.mime === 'image/jpeg' && meta.chromaSubsampling === '4:2:0' ? '4:2:0' : '4:4:4'
-  const image = sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
-  const encoded = alpha ? image.png({ compressionLevel: 3 }) : image.jpeg({ quality: 95, chromaSubsampling: chroma })
+  const image = sharp(tmpPath, DECODE).rotate().toColourspace('srgb')
+  const encoded = alpha ? image.png(ORIGINAL_PNG) : image.jpeg({ ...ORIGINAL_JPEG, chromaSubsampling: chroma })
   const ext = alpha ? 'png' : 'jpg'
 
   const dir = join(storageRoot, 'originals')
   await mkdir(dir, { recursive: true })
   const tmp = join(dir, tempName(ext))
   try {
-    const out = await encoded.toFile(tmp)
+    const out = await encoded.toFile(tmp).catch((error: unknown) => {
+      throw decodeFailure(error)
+    })
     const contentHash = await sha256File(tmp)
     await fsync(tmp) // the original is the one copy everything else is rebuilt from
     const originalPath = join(dir, `${contentHash}.${ext}`)
@@ -193,9 +201,9 @@ export interface DeriveOptions {
 }
 
 /**
- * Decodes the normalised original once into memory, resizes once per size and encodes every
- * planned variant into `${mediaRoot}/${page}/${contentHash}/`, ENCODERS at a time, each under a
- * temporary name renamed into place. On failure removes what this call added, then rethrows.
+ * Encodes every planned variant of the normalised original into `${mediaRoot}/${page}/${contentHash}/`,
+ * ENCODERS at a time, slowest first, each under a temporary name in that directory renamed into
+ * place, so a reader never sees half a file. On failure removes what this call added, then rethrows.
  */
 export async function writeDerivatives(
   originalPath: string,
@@ -208,22 +216,27 @@ export async function writeDerivatives(
   if (!/^[a-z0-9-]+$/.test(page) || !/^[0-9a-f]{64}$/.test(n.contentHash)) throw new Error(`unsafe media path ${page}/${n.contentHash}`)
   const relDir = `${page}/${n.contentHash}`
   const dir = join(mediaRoot, page, n.contentHash)
-  const { data, info } = await sharp(originalPath, DECODE).toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true })
-  if (info.width !== n.width || info.height !== n.height) {
-    throw new Error(`original is ${info.width}x${info.height}, expected ${n.width}x${n.height}`)
-  }
+  const meta = await sharp(originalPath, DECODE).metadata()
+  if (meta.width !== n.width || meta.height !== n.height) throw new Error(`original is ${meta.width}x${meta.height}, expected ${n.width}x${n.height}`)
   const dirExisted = await exists(dir)
   await mkdir(dir, { recursive: true })
-  const channels = info.channels
-  const resized = new Map<string, Promise<Buffer>>()
+
+  // One decode per size, straight from the file: JPEG shrink-on-load makes the small ones cheap and
+  // the full-size pixels never sit in memory (measured: no slower than decoding once and resizing in
+  // memory, ~100 MB lower at the peak). AVIF and WebP of a size share its pixels.
+  const resized = new Map<string, Promise<{ data: Buffer; info: { width: number; height: number; channels: 1 | 2 | 3 | 4 } }>>()
   const pixels = (width: number, height: number) => {
     const key = `${width}x${height}`
-    let buffer = resized.get(key)
-    if (!buffer) {
-      buffer = sharp(data, { raw: { width: info.width, height: info.height, channels } }).resize(width, height, { fit: 'fill' }).raw().toBuffer()
-      resized.set(key, buffer)
+    let decoded = resized.get(key)
+    if (!decoded) {
+      decoded = sharp(originalPath, DECODE)
+        .resize(width, height, { fit: 'fill', fastShrinkOnLoad: false })
+        .toColourspace('srgb')
+        .raw({ depth: 'uchar' })
+        .toBuffer({ resolveWithObject: true })
+      resized.set(key, decoded)
     }
-    return buffer
+    return decoded
   }
 
   const added: string[] = [] // files this call created, removed again on failure
@@ -231,7 +244,8 @@ export async function writeDerivatives(
   const plan = planVariants(n.width, n.height).sort((a, b) => COST[b.format] * b.width * b.height - COST[a.format] * a.width * a.height)
   const jobs = plan.map((p) => async (): Promise<Variant> => {
     const started = performance.now()
-    const image = sharp(await pixels(p.width, p.height), { raw: { width: p.width, height: p.height, channels } })
+    const { data, info } = await pixels(p.width, p.height)
+    const image = sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
     const encoder =
       p.format === 'avif'
         ? image.avif({ quality: QUALITY.avif, effort: AVIF_EFFORT })
@@ -262,10 +276,12 @@ export async function writeDerivatives(
     await Promise.all([...added, ...temps].map((path) => rm(path, { force: true })))
     if (!dirExisted) await rmdir(dir).catch(() => {}) // only if now empty
     throw error
+  } finally {
+    releaseNativeMemory()
   }
 }
 
-/** Runs the jobs `width` at a time; on a failure starts no new job, waits for the running ones, throws the first error. */
+/** Runs the jobs `width` at a time; after a failure starts no new one, lets the running finish, throws the first error. */
 async function runAll<T>(jobs: (() => Promise<T>)[], width: number): Promise<T[]> {
   const results: T[] = []
   let next = 0

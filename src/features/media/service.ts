@@ -146,7 +146,7 @@ export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 
       if (!/^multipart\/form-data\s*;/i.test(request.headers.get('content-type') ?? '')) {
         throw new BadRequest('An upload is sent as multipart/form-data', { file: 'must be sent as multipart/form-data' })
       }
-      const form = await readForm(request, UPLOAD_LIMIT + ENVELOPE)
+      const form = await readForm(request, UPLOAD_LIMIT + ENVELOPE, config.server.bodyTimeoutSec * 1000)
       const file = form.get('file')
       const input = { page: text(form.get('page')), alt: text(form.get('alt')), caption: text(form.get('caption') ?? undefined), category: text(form.get('category') ?? undefined) }
       const problems: Fields = {}
@@ -171,7 +171,9 @@ export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 
         const original = { name: (upload.name || 'upload').slice(0, 255), bytes: upload.size }
         return await queue.run(() => process(tmp, fields, category, original, by))
       } catch (error) {
-        throw error instanceof HttpError ? error : storageFailure(error)
+        if (error instanceof HttpError) throw error
+        log.error({ event: 'media_upload_failed', error: String(error), stack: (error as Error)?.stack }, 'upload could not be set aside or sniffed')
+        throw storageFailure(error)
       } finally {
         await rm(tmp, { force: true })
       }
