@@ -167,11 +167,14 @@ export function loadConfig(source: Record<string, string | undefined>, buildSha 
   const refreshTtlSec = seconds('REFRESH_TOKEN_TTL', env.REFRESH_TOKEN_TTL, 30 * 86400, problem)
   const server = {
     shutdownTimeoutSec: seconds('SHUTDOWN_TIMEOUT', env.SHUTDOWN_TIMEOUT, 60, problem),
-    bodyTimeoutSec: seconds('BODY_TIMEOUT', env.BODY_TIMEOUT, 120, problem),
+    // 25 MB in 300 s needs about 0.7 Mbit/s: a slow uplink, not a trickling client.
+    bodyTimeoutSec: seconds('BODY_TIMEOUT', env.BODY_TIMEOUT, 300, problem),
     idleTimeoutSec: seconds('IDLE_TIMEOUT', env.IDLE_TIMEOUT, 30, problem),
   }
-  // Bun's idle timeout is at most 255 s.
+  // Bun's idle timeout is at most 255 s; a timer longer than 2^31 ms (24.8 days) would fire at once.
   if (server.idleTimeoutSec > 255) problem('IDLE_TIMEOUT', 'must be seconds from 1 to 255')
+  if (server.shutdownTimeoutSec > 86400) problem('SHUTDOWN_TIMEOUT', 'must be at most one day')
+  if (server.bodyTimeoutSec > 86400) problem('BODY_TIMEOUT', 'must be at most one day')
 
   const trustProxy = (env.TRUST_PROXY ?? '')
     .split(',')

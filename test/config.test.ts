@@ -339,8 +339,8 @@ describe('numbers and durations', () => {
     refusal({ REFRESH_TOKEN_TTL: '30 days' }, 'REFRESH_TOKEN_TTL')
   })
 
-  test('the server timeouts default to 60 s, 120 s and 30 s and take durations', () => {
-    expect(loadConfig(env({})).server).toEqual({ shutdownTimeoutSec: 60, bodyTimeoutSec: 120, idleTimeoutSec: 30 })
+  test('the server timeouts default to 60 s, 300 s and 30 s and take durations', () => {
+    expect(loadConfig(env({})).server).toEqual({ shutdownTimeoutSec: 60, bodyTimeoutSec: 300, idleTimeoutSec: 30 })
     expect(loadConfig(env({ SHUTDOWN_TIMEOUT: '2m', BODY_TIMEOUT: '30s', IDLE_TIMEOUT: '255' })).server).toEqual({
       shutdownTimeoutSec: 120,
       bodyTimeoutSec: 30,
@@ -348,7 +348,7 @@ describe('numbers and durations', () => {
     })
   })
 
-  for (const [key, value] of [['IDLE_TIMEOUT', '256'], ['IDLE_TIMEOUT', '0'], ['SHUTDOWN_TIMEOUT', 'soon'], ['BODY_TIMEOUT', '-1']]) {
+  for (const [key, value] of [['IDLE_TIMEOUT', '256'], ['IDLE_TIMEOUT', '0'], ['SHUTDOWN_TIMEOUT', 'soon'], ['BODY_TIMEOUT', '-1'], ['BODY_TIMEOUT', '30d'], ['SHUTDOWN_TIMEOUT', '25d']]) {
     test(`${key} ${value} is refused`, () => {
       refusal({ [key!]: value }, key!)
     })

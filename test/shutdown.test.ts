@@ -25,7 +25,10 @@ beforeAll(async () => {
   sink = await startSmtpSink()
   upload = await photo(4000, 3000)
 }, 120_000)
+const children: ReturnType<typeof Bun.spawn>[] = []
 afterAll(async () => {
+  // A failed test must not leave a server running.
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   await sink.close()
   rmSync(work, { recursive: true, force: true })
 })
@@ -65,6 +68,7 @@ interface Server {
 async function serve(at: Instance): Promise<Server> {
   const port = 20000 + Math.floor(Math.random() * 30000)
   const child = Bun.spawn([exe, 'serve'], { cwd: at.dir, env: { ...at.env, PORT: String(port) }, stdout: 'pipe', stderr: 'pipe' })
+  children.push(child)
   let out = ''
   void (async () => {
     for await (const chunk of child.stdout as ReadableStream<Uint8Array>) out += new TextDecoder().decode(chunk)
@@ -178,6 +182,28 @@ describe('timeouts', () => {
       const tmp = join(at.env.STORAGE_ROOT!, 'tmp')
       expect(existsSync(tmp) ? readdirSync(tmp) : []).toEqual([])
       expect(query(at, 'SELECT id FROM media_images')).toEqual([])
+    } finally {
+      server.child.kill('SIGTERM')
+      await server.child.exited
+    }
+  }, 60_000)
+
+  test('an upload far over 25 MB is refused by the app, in the JSON envelope with CORS headers, not by Bun', async () => {
+    const at = instance()
+    const server = await serve(at)
+    try {
+      const res = await fetch(`${server.url}/admin/media`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${server.token}`, origin: 'https://admin.test' },
+        body: (() => {
+          const form = new FormData()
+          form.set('file', new File([new Uint8Array(30 * 1024 * 1024)], 'big.jpg'))
+          return form
+        })(),
+      })
+      expect(res.status).toBe(413)
+      expect(res.headers.get('access-control-allow-origin')).toBe('https://admin.test')
+      expect((await json(res)).error).toEqual(expect.any(String))
     } finally {
       server.child.kill('SIGTERM')
       await server.child.exited

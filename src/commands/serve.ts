@@ -4,8 +4,12 @@ import { createDb } from '../db/index.ts'
 import { migrate } from '../db/migrate.ts'
 import { log } from '../lib/log.ts'
 
-/** Upload limit plus room for the multipart envelope; smaller bodies are capped per route. */
-const MAX_REQUEST_BODY = 26 * 1024 * 1024
+/**
+ * Far above any limit of ours, so that the app, not Bun, refuses an oversize body: Bun's own 413
+ * has no JSON envelope and no CORS headers, which the admin portal would see as a network error.
+ * The app refuses a declared length over its limit unread, and stops reading a chunked body there.
+ */
+const MAX_REQUEST_BODY = 1024 * 1024 * 1024
 
 export async function run(config: Config): Promise<number> {
   if (config.port === undefined) {

@@ -58,8 +58,8 @@ export class TooManyRequests extends HttpError {
   }
 }
 export class ServiceUnavailable extends HttpError {
-  constructor(message = 'Service unavailable') {
-    super(503, message)
+  constructor(message = 'Service unavailable', retryAfterSec?: number) {
+    super(503, message, undefined, retryAfterSec === undefined ? undefined : { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSec))) })
   }
 }
 

@@ -53,6 +53,7 @@ export function createInbox({ config, db, clock, mailer }: Pick<Deps, 'config' |
   }
 
   let timer: Timer | undefined
+  let recovering: Promise<void> | undefined
   const inbox = {
     async list(query: InboxQuery) {
       const fields: Fields = {}
@@ -129,13 +130,22 @@ export function createInbox({ config, db, clock, mailer }: Pick<Deps, 'config' |
 
     /** Runs `recover` now and every few minutes while the app listens. */
     start() {
-      const run = () => void inbox.recover().catch((error) => log.error({ event: 'reply_recovery_failed', err: error }, 'reply recovery failed'))
+      const run = () => {
+        recovering ??= inbox
+          .recover()
+          .catch((error) => log.error({ event: 'reply_recovery_failed', err: error }, 'reply recovery failed'))
+          .finally(() => {
+            recovering = undefined
+          })
+      }
       timer ??= setInterval(run, RECOVER_EVERY_MS)
       run()
     },
-    stop() {
+    /** Stops the rounds; resolves once a round under way is done. */
+    async stop() {
       clearInterval(timer)
       timer = undefined
+      await recovering
     },
   }
   return inbox

@@ -23,6 +23,7 @@ export function createOutbox({ config, db, clock, mailer }: Pick<Deps, 'config' 
   let running: Promise<void> | undefined
   let again = false
   let stopping = false
+  let starting: Promise<void> | undefined
 
   async function deliver(e: PendingNotification): Promise<void> {
     const now = clock.now()
@@ -69,7 +70,7 @@ export function createOutbox({ config, db, clock, mailer }: Pick<Deps, 'config' 
     start() {
       stopping = false
       timer ??= setInterval(() => void outbox.kick(), POLL_MS)
-      void makePendingNotificationsDue(db, clock.now())
+      starting = makePendingNotificationsDue(db, clock.now())
         .catch((error) => log.error({ event: 'outbox_failed', err: error }, 'could not release notification leases'))
         .then(() => outbox.kick())
     },
@@ -77,6 +78,7 @@ export function createOutbox({ config, db, clock, mailer }: Pick<Deps, 'config' 
     async stop() {
       stopping = true
       clearInterval(timer)
+      await starting
       timer = undefined
       await running
     },

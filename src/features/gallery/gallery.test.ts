@@ -389,6 +389,16 @@ describe('database reads', () => {
     expect(few.n).toBeLessThanOrEqual(2)
   })
 
+  test('a cached gallery is read from the database once, and a flood of made-up filters cannot push it out', async () => {
+    afterCacheBound()
+    expect((await countedQueries('/spaces/genesis/gallery')).n).toBeGreaterThan(0)
+    for (let n = 0; n < 40; n++) await countedQueries(`/spaces/genesis/gallery?category=junk${n}`)
+    expect((await countedQueries('/spaces/genesis/gallery')).n).toBe(0)
+    afterCacheBound()
+    expect((await countedQueries('/spaces/genesis/gallery')).n).toBeGreaterThan(0)
+    expect((await countedQueries('/spaces/genesis/gallery')).n).toBe(0)
+  })
+
   test('an empty gallery makes at most two database queries too', async () => {
     afterCacheBound()
     const { n, body } = await countedQueries('/spaces/genesis/gallery?category=sharing-corner')

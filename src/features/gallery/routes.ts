@@ -69,7 +69,11 @@ export function createGalleryCache(deps: Pick<Deps, 'config' | 'db' | 'clock'>) 
         const body = JSON.stringify(gallery)
         return { body, etag: etagOf(body) }
       })
-      if (entries.size < MAX_ENTRIES || entries.has(key)) {
+      if (entries.size >= MAX_ENTRIES) {
+        for (const [k, e] of entries) if (e.expires <= now) entries.delete(k)
+      }
+      // The plain galleries are always kept: made-up filters cannot push them out.
+      if (entries.size < MAX_ENTRIES || entries.has(key) || category === undefined) {
         const entry = { rendered, expires: now + GALLERY_CACHE_MS }
         entries.set(key, entry)
         // A failed read is not kept.

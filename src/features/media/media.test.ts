@@ -126,6 +126,25 @@ describe('POST /admin/media', () => {
     expect(tmpFiles()).toEqual([])
   })
 
+  test('while the server drains for a shutdown, an upload is 503 with Retry-After and nothing is kept', async () => {
+    const before = await rowCount()
+    app.deps.lifecycle.draining = true
+    try {
+      const res = await upload(await images.jpeg(64, 48))
+      expect(res.status).toBe(503)
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect((await json(res)).error).toEqual(expect.any(String))
+    } finally {
+      app.deps.lifecycle.draining = false
+    }
+    expect(await rowCount()).toBe(before)
+  })
+
+  test('an oversize file is 413 even when the other fields are missing too', async () => {
+    const res = await app.fetch('/admin/media', { method: 'POST', headers: bearer(session), body: form({ file: new Blob([new Uint8Array(25 * 1024 * 1024 + 1)]) }) })
+    expect(res.status).toBe(413)
+  })
+
   test('an empty file is 422', async () => {
     expect((await upload(new Uint8Array())).status).toBe(422)
   })

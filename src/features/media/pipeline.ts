@@ -138,8 +138,8 @@ export async function normalise(tmpPath: string, storageRoot: string): Promise<N
 
   // Measured on a 24 MP photo (docs/performance.md): JPEG q95 without Huffman optimisation makes
   // this whole step ~0.16 s, at ~1.4x the upload's bytes; optimising saves 14% of the bytes for
-  // twice the time and +145 MB of memory. PNG is lossless but 1.2-2.8 s and ~10x the bytes (WebP
-  // lossless: 20 s), so PNG (level 3: level 6's size, faster) only where alpha must survive. A JPEG
+  // 2.4x the time and +130 MB of memory. PNG is lossless but 1.2-2.8 s and ~8x the bytes (WebP
+  // lossless: 21 s), so PNG (level 3: level 6's size, faster) only where alpha must survive. A JPEG
   // upload keeps its own chroma subsampling; others get 4:4:4, so coloured edges stay sharp.
   const alpha = meta.hasAlpha === true
   const chroma = type.mime === 'image/jpeg' && meta.chromaSubsampling === '4:2:0' ? '4:2:0' : '4:4:4'

@@ -4,7 +4,7 @@ import { Value } from '@sinclair/typebox/value'
 import { ulid } from 'ulid'
 import type { Deps } from '../../deps.ts'
 import { readForm } from '../../http/body.ts'
-import { BadRequest, HttpError, NotFound, PayloadTooLarge, ServerFailure, Unprocessable, type Fields } from '../../http/errors.ts'
+import { BadRequest, HttpError, NotFound, PayloadTooLarge, ServerFailure, ServiceUnavailable, Unprocessable, type Fields } from '../../http/errors.ts'
 import { isUlid } from '../../http/schemas.ts'
 import { log } from '../../lib/log.ts'
 import { serialQueue } from '../../lib/serial.ts'
@@ -35,6 +35,8 @@ import { presentVariants } from './urls.ts'
 export const UPLOAD_LIMIT = 25 * 1024 * 1024
 // The multipart envelope around the file: boundaries, part headers and the text fields.
 const ENVELOPE = 64 * 1024
+/** Uploads allowed to wait behind the one being processed (decision 14) before new ones get 503. */
+const MAX_WAITING = 8
 
 export function toMediaImage(base: string, image: ImageRecord, variants: readonly VariantRecord[]): MediaImage {
   const shown = presentVariants(base, variants)
@@ -67,7 +69,10 @@ function storageFailure(error: unknown): HttpError {
 }
 
 /** `changed` is told after every write that the public gallery may show (it clears the gallery cache). */
-export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 'db' | 'clock'>, changed: () => void = () => {}) {
+export function createMediaService(
+  { config, db, clock, lifecycle }: Pick<Deps, 'config' | 'db' | 'clock' | 'lifecycle'>,
+  changed: () => void = () => {},
+) {
   const { root: mediaRoot, storageRoot, assetBaseUrl } = config.media
   const tmpDir = join(storageRoot, 'tmp')
   const queue = serialQueue()
@@ -96,6 +101,43 @@ export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 
         if (name.startsWith(`${contentHash}.`)) await remove(join(originals, name))
       }
     }
+  }
+
+  /**
+   * Reads and checks the multipart body and writes the file to `STORAGE_ROOT/tmp` under a name of
+   * ours (the client's name is only recorded). The buffered body goes out of scope when this
+   * returns, so an upload waiting in the queue holds its file on disk, not in memory.
+   */
+  async function setAside(request: Request) {
+    if (!/^multipart\/form-data\s*;/i.test(request.headers.get('content-type') ?? '')) {
+      throw new BadRequest('An upload is sent as multipart/form-data', { file: 'must be sent as multipart/form-data' })
+    }
+    const form = await readForm(request, UPLOAD_LIMIT + ENVELOPE, config.server.bodyTimeoutSec * 1000)
+    const file = form.get('file')
+    // The size first: an oversize file is 413 whatever else is wrong with the request.
+    if (file instanceof Blob && file.size > UPLOAD_LIMIT) throw new PayloadTooLarge('The file is larger than 25 MB')
+    const input = { page: text(form.get('page')), alt: text(form.get('alt')), caption: text(form.get('caption') ?? undefined), category: text(form.get('category') ?? undefined) }
+    const problems: Fields = {}
+    for (const error of Value.Errors(UploadFields, input)) {
+      const key = error.path.split('/')[1] || 'body'
+      problems[key] ??= (error.schema as { error?: string }).error ?? error.message
+    }
+    if (!(file instanceof Blob)) problems.file = 'is required (an image file)'
+    if (Object.keys(problems).length > 0) throw new BadRequest('Invalid upload', problems)
+    const upload = file as File
+    if (upload.size === 0) throw new Unprocessable('The file is empty', { file: 'is empty' })
+    const fields = input as UploadFields
+    const category = (await categoryId(fields.category)) ?? null
+    await mkdir(tmpDir, { recursive: true })
+    const tmp = join(tmpDir, `${ulid()}.upload`)
+    try {
+      await Bun.write(tmp, upload)
+    } catch (error) {
+      await rm(tmp, { force: true })
+      log.error({ event: 'media_upload_failed', error: String(error) }, 'upload could not be set aside')
+      throw storageFailure(error)
+    }
+    return { tmp, fields, category, original: { name: (upload.name || 'upload').slice(0, 255), bytes: upload.size } }
   }
 
   /** Decodes, normalises and derives one upload; runs inside the queue. */
@@ -143,36 +185,17 @@ export function createMediaService({ config, db, clock }: Pick<Deps, 'config' | 
 
     /** POST /admin/media: the multipart body is read here, after the admin guard, with the upload cap. */
     async upload(request: Request, by: string): Promise<MediaImage> {
-      if (!/^multipart\/form-data\s*;/i.test(request.headers.get('content-type') ?? '')) {
-        throw new BadRequest('An upload is sent as multipart/form-data', { file: 'must be sent as multipart/form-data' })
-      }
-      const form = await readForm(request, UPLOAD_LIMIT + ENVELOPE, config.server.bodyTimeoutSec * 1000)
-      const file = form.get('file')
-      const input = { page: text(form.get('page')), alt: text(form.get('alt')), caption: text(form.get('caption') ?? undefined), category: text(form.get('category') ?? undefined) }
-      const problems: Fields = {}
-      for (const error of Value.Errors(UploadFields, input)) {
-        const key = error.path.split('/')[1] || 'body'
-        problems[key] ??= (error.schema as { error?: string }).error ?? error.message
-      }
-      if (!(file instanceof Blob)) problems.file = 'is required (an image file)'
-      if (Object.keys(problems).length > 0) throw new BadRequest('Invalid upload', problems)
-      const upload = file as File
-      if (upload.size > UPLOAD_LIMIT) throw new PayloadTooLarge('The file is larger than 25 MB')
-      if (upload.size === 0) throw new Unprocessable('The file is empty', { file: 'is empty' })
-      const fields = input as UploadFields
-      const category = (await categoryId(fields.category)) ?? null
-
-      // Set aside under a name of ours; the client's file name is only recorded.
-      await mkdir(tmpDir, { recursive: true })
-      const tmp = join(tmpDir, `${ulid()}.upload`)
+      if (lifecycle.draining) throw new ServiceUnavailable('The server is restarting; upload again in a moment', 30)
+      // Each waiting upload holds its file on disk, not in memory, but a long queue would still
+      // outlast a shutdown's grace period: beyond this many, ask the portal to retry.
+      if (queue.waiting >= MAX_WAITING) throw new ServiceUnavailable('Too many uploads in progress; try again shortly', 10)
+      const { tmp, fields, category, original } = await setAside(request)
       try {
-        await Bun.write(tmp, upload)
         await sniffImage(tmp)
-        const original = { name: (upload.name || 'upload').slice(0, 255), bytes: upload.size }
         return await queue.run(() => process(tmp, fields, category, original, by))
       } catch (error) {
         if (error instanceof HttpError) throw error
-        log.error({ event: 'media_upload_failed', error: String(error), stack: (error as Error)?.stack }, 'upload could not be set aside or sniffed')
+        log.error({ event: 'media_upload_failed', error: String(error), stack: (error as Error)?.stack }, 'upload could not be processed')
         throw storageFailure(error)
       } finally {
         await rm(tmp, { force: true })
