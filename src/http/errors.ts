@@ -129,6 +129,19 @@ export function validationFields(error: ValidationError, request?: Request): Fie
 }
 
 /**
+ * The fields of `input` that `schema` refuses, keyed by top-level property; for checks made by hand
+ * after a route has prepared its input (trimmed, defaulted), where Elysia's validation cannot run.
+ */
+export function schemaProblems(schema: TSchema, input: unknown, message: (key: string, error: { message: string; schema: unknown }) => string): Fields {
+  const fields: Fields = {}
+  for (const error of Value.Errors(schema, input)) {
+    const key = error.path.split('/')[1] || 'body'
+    fields[key] ??= message(key, error)
+  }
+  return fields
+}
+
+/**
  * Elysia checks a coerced query number (`perPage=0`) on its own and loses its name: the error has
  * an empty path and type `property` (elysiajs/elysia#1822). The query parameters whose number
  * fails that same schema are the offending ones.

@@ -1,8 +1,7 @@
-import { Value } from '@sinclair/typebox/value'
 import { ulid } from 'ulid'
 import type { Deps } from '../../deps.ts'
 import { hashIp } from '../../http/client-ip.ts'
-import { TooManyRequests, Unprocessable, type Fields } from '../../http/errors.ts'
+import { schemaProblems, TooManyRequests, Unprocessable } from '../../http/errors.ts'
 import { log } from '../../lib/log.ts'
 import { SlidingWindow } from '../../lib/sliding-window.ts'
 import { Submission } from './model.ts'
@@ -39,11 +38,7 @@ export function parseSubmission(body: Record<string, unknown>): Submission {
     website: body.website === undefined || body.website === null ? '' : text(body.website),
     token: body.token === undefined || body.token === null ? '' : text(body.token),
   }
-  const fields: Fields = {}
-  for (const error of Value.Errors(Submission, input)) {
-    const key = error.path.split('/')[1] ?? 'body'
-    fields[key] ??= MESSAGES[key] ?? 'Invalid value'
-  }
+  const fields = schemaProblems(Submission, input, (key) => MESSAGES[key] ?? 'Invalid value')
   if (Object.keys(fields).length > 0) throw new Unprocessable('Please check the highlighted fields', fields)
   return input as Submission
 }

@@ -21,22 +21,37 @@ export async function reprocessAll(
   const originals = join(config.media.storageRoot, 'originals')
   const names = await readdir(originals).catch(() => [] as string[])
   const report: ReprocessReport = { done: [], failed: [] }
+  // Images sharing a content directory (decision 12) share one encode.
+  const groups = new Map<string, Awaited<ReturnType<typeof findLiveImages>>>()
   for (const image of await findLiveImages(db)) {
+    const key = `${image.page}/${image.contentHash}`
+    groups.set(key, [...(groups.get(key) ?? []), image])
+  }
+  for (const images of groups.values()) {
+    const first = images[0]!
     // Exactly what normalise() writes: a copy set aside as `<hash>.jpg.bak` is not the original.
-    const original = names.find((name) => name === `${image.contentHash}.jpg` || name === `${image.contentHash}.png`)
+    const original = names.find((name) => name === `${first.contentHash}.jpg` || name === `${first.contentHash}.png`)
     if (!original) {
-      report.failed.push({ id: image.id, reason: 'original missing' })
-      progress(`skipped ${image.id}: its original is missing`)
+      for (const image of images) {
+        report.failed.push({ id: image.id, reason: 'original missing' })
+        progress(`skipped ${image.id}: its original is missing`)
+      }
       continue
     }
+    let variants: Awaited<ReturnType<typeof writeDerivatives>>
     try {
-      const variants = await writeDerivatives(join(originals, original), config.media.root, image.page, image)
+      variants = await writeDerivatives(join(originals, original), config.media.root, first.page, first)
+    } catch (error) {
+      for (const image of images) {
+        report.failed.push({ id: image.id, reason: (error as Error).message })
+        progress(`failed ${image.id}: ${(error as Error).message}`)
+      }
+      continue
+    }
+    for (const image of images) {
       await db.transaction((tx) => replaceVariants(tx, image.id, variants, clock.now()))
       report.done.push(image.id)
       progress(`reprocessed ${image.id} (${variants.length} variants)`)
-    } catch (error) {
-      report.failed.push({ id: image.id, reason: (error as Error).message })
-      progress(`failed ${image.id}: ${(error as Error).message}`)
     }
   }
   return report

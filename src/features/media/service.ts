@@ -1,10 +1,9 @@
 import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { Value } from '@sinclair/typebox/value'
 import { ulid } from 'ulid'
 import type { Deps } from '../../deps.ts'
 import { readForm } from '../../http/body.ts'
-import { BadRequest, HttpError, NotFound, PayloadTooLarge, ServerFailure, ServiceUnavailable, Unprocessable, type Fields } from '../../http/errors.ts'
+import { BadRequest, HttpError, NotFound, PayloadTooLarge, schemaProblems, ServerFailure, ServiceUnavailable, Unprocessable } from '../../http/errors.ts'
 import { isUlid } from '../../http/schemas.ts'
 import { log } from '../../lib/log.ts'
 import { serialQueue } from '../../lib/serial.ts'
@@ -117,11 +116,7 @@ export function createMediaService(
     // The size first: an oversize file is 413 whatever else is wrong with the request.
     if (file instanceof Blob && file.size > UPLOAD_LIMIT) throw new PayloadTooLarge('The file is larger than 25 MB')
     const input = { page: text(form.get('page')), alt: text(form.get('alt')), caption: text(form.get('caption') ?? undefined), category: text(form.get('category') ?? undefined) }
-    const problems: Fields = {}
-    for (const error of Value.Errors(UploadFields, input)) {
-      const key = error.path.split('/')[1] || 'body'
-      problems[key] ??= (error.schema as { error?: string }).error ?? error.message
-    }
+    const problems = schemaProblems(UploadFields, input, (_key, error) => (error.schema as { error?: string }).error ?? error.message)
     if (!(file instanceof Blob)) problems.file = 'is required (an image file)'
     if (Object.keys(problems).length > 0) throw new BadRequest('Invalid upload', problems)
     const upload = file as File
