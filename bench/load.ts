@@ -1,0 +1,80 @@
+/**
+ * Load and soak: rounds of mixed traffic against one server — gallery reads, enquiries from many
+ * client addresses, admin list calls, and an upload every few seconds — then throughput, p50/p99
+ * and unexpected errors per route, and the server's RSS before and after each round (goal: after
+ * the last round at most 1.2x before the first, no growth trend). Each route's load comes from its
+ * own child process (bench/lib/client.ts); the uploads come from this process.
+ *
+ *   bun run bench/load.ts [--seconds 60] [--rounds 3]      (TEST_DB=mysql for MariaDB)
+ */
+import { parseArgs } from 'node:util'
+import { bearer, createAdmin, createEnquiry, login } from '../test/factories.ts'
+import { startApp } from '../test/harness.ts'
+import { photo } from '../test/images.ts'
+import { loadFromChild, ms, type LoadResult } from './lib/load.ts'
+
+const { values } = parseArgs({ args: Bun.argv.slice(2), options: { seconds: { type: 'string', default: '60' }, rounds: { type: 'string', default: '3' } } })
+const seconds = Number(values.seconds)
+const rounds = Number(values.rounds)
+
+const app = await startApp({ env: { TRUST_PROXY: '127.0.0.1', LOG_LEVEL: 'warn' } })
+const session = await login(app, (await createAdmin(app)).phone)
+for (let n = 0; n < 200; n++) await createEnquiry(app)
+const picture = await photo(3000, 2000)
+const upload = async (n: number) => {
+  const form = new FormData()
+  form.set('file', new File([picture], 'photo.jpg'))
+  form.set('page', n % 2 ? 'genesis' : 'hive')
+  form.set('alt', `Load ${n}`)
+  const res = await app.fetch('/admin/media', { method: 'POST', headers: bearer(session), body: form })
+  await res.arrayBuffer()
+  return res.status
+}
+// A gallery worth reading.
+for (let n = 0; n < 6; n++) await upload(n)
+
+const enquiry = JSON.stringify({ name: 'Load Test', phone: '+44 20 7946 0000', email: 'load@example.com', message: 'A message from the load test, long enough.' })
+const rss = () => Math.round(process.memoryUsage().rss / 1024 / 1024)
+
+interface Round {
+  routes: Record<string, LoadResult>
+  uploads: { ok: number; other: number }
+  rssBefore: number
+  rssAfter: number
+}
+const results: Round[] = []
+let uploadsDone = 0
+for (let r = 0; r < rounds; r++) {
+  Bun.gc(true)
+  const rssBefore = rss()
+  let running = true
+  const uploads = { ok: 0, other: 0 }
+  const uploader = (async () => {
+    while (running) {
+      ;(await upload(100 + uploadsDone++)) === 201 ? uploads.ok++ : uploads.other++
+      await Bun.sleep(3000)
+    }
+  })()
+  const [gallery, enquiries, adminList] = await Promise.all([
+    loadFromChild({ url: `${app.url}/spaces/genesis/gallery`, seconds, connections: 20 }),
+    loadFromChild({ url: `${app.url}/enquiries`, method: 'POST', body: enquiry, headers: { 'content-type': 'application/json' }, forwardedFor: 20 + r, seconds, connections: 4 }),
+    loadFromChild({ url: `${app.url}/admin/enquiries?perPage=20`, headers: bearer(session), seconds, connections: 4 }),
+  ])
+  running = false
+  await uploader
+  Bun.gc(true)
+  results.push({ routes: { 'GET /spaces/genesis/gallery': gallery, 'POST /enquiries': enquiries, 'GET /admin/enquiries': adminList }, uploads, rssBefore, rssAfter: rss() })
+}
+await app.destroy()
+
+console.log(`mixed load, ${rounds} rounds of ${seconds} s, database ${process.env.TEST_DB ?? 'sqlite'}`)
+for (const [i, round] of results.entries()) {
+  console.log(`round ${i + 1}: RSS ${round.rssBefore} MB -> ${round.rssAfter} MB; uploads ${round.uploads.ok} x 201, ${round.uploads.other} other`)
+  for (const [route, r] of Object.entries(round.routes)) {
+    console.log(`  ${route.padEnd(28)} ${String(r.rps).padStart(6)} req/s  p50 ${ms(r.p50)}  p99 ${ms(r.p99)}  unexpected ${r.errors}`)
+  }
+}
+const first = results[0]!.rssBefore
+const last = results.at(-1)!.rssAfter
+console.log(`RSS after the last round ${last} MB vs ${first} MB before the first: ${(last / first).toFixed(2)}x (goal <= 1.2x); after each round: ${results.map((r) => r.rssAfter).join(', ')} MB`)
+console.log(`unexpected errors: ${results.reduce((n, r) => n + Object.values(r.routes).reduce((m, x) => m + x.errors, 0) + r.uploads.other, 0)} (goal 0)`)
