@@ -3,115 +3,34 @@
  * SQLite keeps these runs self-contained; the MySQL adapter's pool closes the same way.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { baseEnv, json, startApp } from './harness.ts'
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { createExeHarness, query, until, uploadTo as uploadFile, type Instance, type Server } from './exe-harness.ts'
+import { json, startApp } from './harness.ts'
 import { photo } from './images.ts'
 import { startSmtpSink, type SmtpSink } from './smtp.ts'
 
-const root = resolve(import.meta.dir, '..')
-const work = mkdtempSync(join(tmpdir(), 'spaces-shutdown-'))
-const exe = join(work, 'spaces-api')
-const PASSWORD = 'a long and unusual seed password'
-const PHONE = '+442079460001'
+const harness = createExeHarness('shutdown')
 let sink: SmtpSink
 let upload: Buffer
 
 beforeAll(async () => {
-  const built = Bun.spawnSync([process.execPath, 'run', 'scripts/build.ts', '--outfile', exe], { cwd: root, stdout: 'pipe', stderr: 'pipe' })
-  if (built.exitCode !== 0) throw new Error(`build failed: ${built.stderr.toString()}`)
+  harness.build()
   sink = await startSmtpSink()
   upload = await photo(4000, 3000)
 }, 120_000)
-const children: ReturnType<typeof Bun.spawn>[] = []
 afterAll(async () => {
-  // A failed test must not leave a server running.
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  harness.cleanup()
   await sink.close()
-  rmSync(work, { recursive: true, force: true })
 })
 
-interface Instance {
-  dir: string
-  env: Record<string, string>
-}
-
-/** A data directory with a migrated, seeded SQLite database. */
-function instance(extra: Record<string, string> = {}): Instance {
-  const dir = mkdtempSync(join(work, 'i-'))
-  const env = {
-    PATH: '/usr/bin:/bin',
-    ...baseEnv(dir),
-    DB_DRIVER: 'sqlite',
-    DB_PATH: join(dir, 'data.db'),
-    TRUST_PROXY: '127.0.0.1',
-    ...sink.env,
-    SEED_SUPERADMIN_NAME: 'Owner',
-    SEED_SUPERADMIN_PHONE: PHONE,
-    SEED_SUPERADMIN_PASSWORD: PASSWORD,
-    ...extra,
-  }
-  const seeded = Bun.spawnSync([exe, 'seed'], { cwd: dir, env, stdout: 'pipe', stderr: 'pipe' })
-  if (seeded.exitCode !== 0) throw new Error(`seed failed: ${seeded.stderr.toString()}`)
-  return { dir, env }
-}
-
-interface Server {
-  url: string
-  child: ReturnType<typeof Bun.spawn>
-  log: () => string
-  token: string
-}
-
-async function serve(at: Instance): Promise<Server> {
-  const port = 20000 + Math.floor(Math.random() * 30000)
-  const child = Bun.spawn([exe, 'serve'], { cwd: at.dir, env: { ...at.env, PORT: String(port) }, stdout: 'pipe', stderr: 'pipe' })
-  children.push(child)
-  let out = ''
-  void (async () => {
-    for await (const chunk of child.stdout as ReadableStream<Uint8Array>) out += new TextDecoder().decode(chunk)
-  })()
-  const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 100; i++) {
-    if ((await fetch(`${url}/health`).then((r) => r.status, () => 0)) === 200) break
-    await Bun.sleep(50)
-  }
-  const login = await fetch(`${url}/admin/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phone: PHONE, password: PASSWORD }) })
-  const session = await json(login)
-  if (!session.accessToken) throw new Error(`login failed: ${JSON.stringify(session)}\n${out}`)
-  return { url, child, log: () => out, token: session.accessToken }
-}
-
-function uploadTo(server: Server, n = 0) {
-  const form = new FormData()
-  form.set('file', new File([upload], `photo-${n}.jpg`))
-  form.set('page', 'genesis')
-  form.set('alt', `Photo ${n}`)
-  return fetch(`${server.url}/admin/media`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: form })
-}
-
-const query = (at: Instance, sql: string) => {
-  const db = new Database(at.env.DB_PATH!, { readonly: true })
-  try {
-    return db.query(sql).all() as Record<string, unknown>[]
-  } finally {
-    db.close()
-  }
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(25)
-  }
-}
+const instance = (extra: Record<string, string> = {}): Promise<Instance> => harness.instance({ ...sink.env, ...extra })
+const serve = (at: Instance): Promise<Server> => harness.serve(at)
+const uploadTo = (server: Server, n = 0) => uploadFile(server, upload, n)
 
 describe('SIGTERM', () => {
   test('an upload in progress still gets its 201, new connections are refused, and the process exits 0 after logging each phase', async () => {
-    const at = instance()
+    const at = await instance()
     const server = await serve(at)
     const pending = uploadTo(server)
     await until(() => query(at, "SELECT id FROM media_images WHERE status = 'processing'").length === 1, 'the upload to be processing')
@@ -129,7 +48,7 @@ describe('SIGTERM', () => {
   }, 60_000)
 
   test('a second signal exits at once with a non-zero code', async () => {
-    const at = instance()
+    const at = await instance()
     const server = await serve(at)
     const pending = uploadTo(server).catch(() => undefined)
     await until(() => query(at, "SELECT id FROM media_images WHERE status = 'processing'").length === 1, 'the upload to be processing')
@@ -157,7 +76,7 @@ describe('SIGTERM', () => {
 
 describe('timeouts', () => {
   test('an upload trickling in slower than BODY_TIMEOUT is cut off with a 408, leaving no temp file', async () => {
-    const at = instance({ BODY_TIMEOUT: '1s' })
+    const at = await instance({ BODY_TIMEOUT: '1s' })
     const server = await serve(at)
     try {
       let sent = 0
@@ -189,7 +108,7 @@ describe('timeouts', () => {
   }, 60_000)
 
   test('an upload far over 25 MB is refused by the app, in the JSON envelope with CORS headers, not by Bun', async () => {
-    const at = instance()
+    const at = await instance()
     const server = await serve(at)
     try {
       const res = await fetch(`${server.url}/admin/media`, {
@@ -211,7 +130,7 @@ describe('timeouts', () => {
   }, 60_000)
 
   test('request headers over the size bound are refused, not buffered', async () => {
-    const at = instance()
+    const at = await instance()
     const server = await serve(at)
     try {
       const res = await fetch(`${server.url}/health`, { headers: { 'x-filler': 'x'.repeat(64 * 1024) } }).catch(() => undefined)
@@ -227,7 +146,7 @@ describe('timeouts', () => {
 
 describe('kill -9 and restart', () => {
   test('after kill -9 during a burst of uploads and enquiries, a restart leaves no processing row, no partial directory, no temp file, and every notification is sent exactly once', async () => {
-    const at = instance()
+    const at = await instance()
     const first = await serve(at)
     const enquiries = Array.from({ length: 12 }, (_, n) =>
       fetch(`${first.url}/enquiries`, {

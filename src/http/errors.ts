@@ -101,6 +101,9 @@ function classify(code: unknown, error: unknown, request: Request): Formatted {
   if (error instanceof ValidationError || code === 'VALIDATION') {
     return { status: 400, error: 'Invalid request', fields: validationFields(error as ValidationError, request) }
   }
+  if (databaseUnavailable(error)) {
+    return { status: 503, error: 'The service is briefly unavailable; try again shortly', headers: { 'Retry-After': '5' } }
+  }
   if (code === 'NOT_FOUND') return { status: 404, error: 'Not found' }
   if (code === 'PARSE') return { status: 400, error: 'Malformed request body' }
   if (code === 'INVALID_COOKIE_SIGNATURE') return { status: 400, error: 'Invalid cookie' }
@@ -111,6 +114,20 @@ function classify(code: unknown, error: unknown, request: Request): Formatted {
     return { status, error: STATUS_TEXT[status] ?? 'Request failed' }
   }
   return { status: 500, error: 'Internal server error' }
+}
+
+// The database cannot be reached or dropped the connection: a 503 the client may retry, not a 500.
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND',
+  'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_CON_COUNT_ERROR', 'ER_SERVER_SHUTDOWN',
+  'SQLITE_BUSY',
+])
+
+function databaseUnavailable(error: unknown): boolean {
+  const e = error as { code?: unknown; fatal?: unknown; message?: unknown } | null
+  if (!e) return false
+  if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true
+  return typeof e.message === 'string' && /Pool is closed|Connection lost|Can't add new command when connection is in closed state/.test(e.message)
 }
 
 /** Turns typebox errors into `{ property: message }`, keyed by the offending property's path. */

@@ -63,7 +63,10 @@ const text = (v: unknown) => (typeof v === 'string' ? v.trim() : v)
 function storageFailure(error: unknown): HttpError {
   if (error instanceof HttpError) return error
   const code = (error as { code?: string } | null)?.code
-  if (code === 'ENOSPC' || code === 'EDQUOT') return new ServerFailure(507, 'Not enough disk space to store the image; nothing was kept')
+  // libvips reports a full disk in its message, not with a code.
+  if (code === 'ENOSPC' || code === 'EDQUOT' || /No space left on device|Disk quota exceeded/i.test(String((error as Error)?.message))) {
+    return new ServerFailure(507, 'Not enough disk space to store the image; nothing was kept')
+  }
   return new ServerFailure(500, 'The image could not be processed; nothing was kept')
 }
 
