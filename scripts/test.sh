@@ -5,6 +5,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/prepare.sh
+# test/browser.test.ts drives Debian's chromium; install it when missing (nothing is skipped).
+sh scripts/ensure-chromium.sh
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
