@@ -43,6 +43,8 @@ async function serveOn(label: string, env: Record<string, string>) {
     status = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status, () => 0)
   }
   check(`serve on ${label}: /health`, status === 200, `status ${status}`)
+  const doc = (await fetch(`http://127.0.0.1:${port}/openapi.json`).then((r) => r.json(), () => undefined)) as { openapi?: string; paths?: object } | undefined
+  check(`serve on ${label}: /openapi.json`, /^3\.1\./.test(doc?.openapi ?? '') && Object.keys(doc?.paths ?? {}).length > 0, doc?.openapi)
   child.kill()
   await child.exited
   return await new Response(child.stdout).text()

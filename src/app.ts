@@ -19,6 +19,7 @@ import { clientIpResolver } from './http/client-ip.ts'
 import { cors } from './http/cors.ts'
 import { errorFormatter } from './http/errors.ts'
 import { authGuard } from './http/guard.ts'
+import { openapiDocument } from './http/openapi.ts'
 import { requestHeaders } from './http/request.ts'
 import { createBackground } from './lib/background.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
@@ -70,6 +71,7 @@ export function createApp(deps: Deps) {
     .use(galleryRoutes(gallery))
     .use(mediaRoutes(media, guard))
     .use(config.media.serve ? mediaFiles(config) : new Elysia({ name: 'feature.media.files.off' }))
+    .use(openapiDocument())
 }
 
 export type App = ReturnType<typeof createApp>

@@ -1,11 +1,22 @@
-import { Elysia } from 'elysia'
+import { withHeaders } from '@elysiajs/openapi'
+import { Elysia, t } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { isAdminOriginAllowed } from '../../http/cors.ts'
 import { Forbidden } from '../../http/errors.ts'
 import type { AuthGuard } from '../../http/guard.ts'
-import { clearedRefreshCookie, readRefreshCookie, refreshCookie } from './cookie.ts'
+import { security } from '../../http/openapi.ts'
+import { BODY_ERRORS, errors } from '../../http/schemas.ts'
+import { clearedRefreshCookie, readRefreshCookie, REFRESH_COOKIE, refreshCookie } from './cookie.ts'
 import { ForgotBody, LoginBody, MeResponse, Ok, ResetBody, SessionResponse } from './model.ts'
 import type { AuthService, Session } from './service.ts'
+
+// The refresh cookie, as the document shows it on the responses that set or clear it.
+const SetsCookie = withHeaders(SessionResponse, {
+  'set-cookie': t.String({ description: `${REFRESH_COOKIE}=<token>; Max-Age=<REFRESH_TOKEN_TTL>; Path=/admin/auth; HttpOnly; Secure; SameSite=None; Partitioned` }),
+})
+const ClearsCookie = withHeaders(Ok, {
+  'set-cookie': t.String({ description: `${REFRESH_COOKIE}=; Max-Age=0; Path=/admin/auth; HttpOnly; Secure; SameSite=None; Partitioned` }),
+})
 
 export function authRoutes({ config, clientIp }: Pick<Deps, 'config' | 'clientIp'>, auth: AuthService, guard: AuthGuard) {
   const client = (request: Request, server: Parameters<Deps['clientIp']>[1]) => ({
@@ -26,7 +37,7 @@ export function authRoutes({ config, clientIp }: Pick<Deps, 'config' | 'clientIp
     .use(guard)
     .post('/login', async ({ body, request, server, set }) => issue(set, await auth.login(body, client(request, server))), {
       body: LoginBody,
-      response: { 200: SessionResponse },
+      response: { 200: SetsCookie, ...errors(...BODY_ERRORS, 401, 429) },
     })
     .post(
       '/refresh',
@@ -39,7 +50,7 @@ export function authRoutes({ config, clientIp }: Pick<Deps, 'config' | 'clientIp
           throw error
         }
       },
-      { response: { 200: SessionResponse } },
+      { response: { 200: SetsCookie, ...errors(401, 403) }, detail: { security: security.refreshCookie } },
     )
     .post(
       '/logout',
@@ -49,7 +60,7 @@ export function authRoutes({ config, clientIp }: Pick<Deps, 'config' | 'clientIp
         set.headers['set-cookie'] = clearedRefreshCookie()
         return { ok: true as const }
       },
-      { response: { 200: Ok } },
+      { response: { 200: ClearsCookie, ...errors(403) }, detail: { security: security.refreshCookie } },
     )
     .post(
       '/forgot-password',
@@ -57,7 +68,7 @@ export function authRoutes({ config, clientIp }: Pick<Deps, 'config' | 'clientIp
         auth.forgotPassword(body.email)
         return { ok: true as const }
       },
-      { body: ForgotBody, response: { 200: Ok } },
+      { body: ForgotBody, response: { 200: Ok, ...errors(...BODY_ERRORS) } },
     )
     .post(
       '/reset-password',
@@ -65,10 +76,10 @@ export function authRoutes({ config, clientIp }: Pick<Deps, 'config' | 'clientIp
         await auth.resetPassword(body.token, body.password)
         return { ok: true as const }
       },
-      { body: ResetBody, response: { 200: Ok } },
+      { body: ResetBody, response: { 200: Ok, ...errors(...BODY_ERRORS, 429) } },
     )
     .get('/me', ({ admin }) => ({ admin: { id: admin.id, name: admin.name, phone: admin.phone, email: admin.email, role: admin.role, status: admin.status } }), {
       auth: 'any',
-      response: { 200: MeResponse },
+      response: { 200: MeResponse, ...errors(401) },
     })
 }

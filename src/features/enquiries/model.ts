@@ -45,7 +45,7 @@ export const EnquiryListItem = t.Object({
   notifiedAt: t.Nullable(t.String()),
   createdAt: t.String(),
   updatedAt: t.String(),
-})
+}, { title: 'EnquiryListItem' })
 export type EnquiryListItem = typeof EnquiryListItem.static
 
 export const Reply = t.Object({
@@ -56,7 +56,7 @@ export const Reply = t.Object({
   deliveryError: t.Nullable(t.String()),
   sentAt: t.Nullable(t.String()),
   createdAt: t.String(),
-})
+}, { title: 'Reply' })
 export type Reply = typeof Reply.static
 
 export const EnquiryDetail = t.Object({
@@ -65,7 +65,7 @@ export const EnquiryDetail = t.Object({
   referer: t.Nullable(t.String()),
   ipHash: t.Nullable(t.String()),
   replies: t.Array(Reply),
-})
+}, { title: 'EnquiryDetail' })
 export type EnquiryDetail = typeof EnquiryDetail.static
 
 // `YYYY-MM-DD`, or an ISO datetime; without a zone it is UTC (decision 28). The calendar is checked

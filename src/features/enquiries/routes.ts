@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import type { AuthGuard } from '../../http/guard.ts'
-import { IdParams, Meta } from '../../http/schemas.ts'
+import { BODY_ERRORS, errors, IdParams, Meta, okErrors } from '../../http/schemas.ts'
 import type { Inbox } from './inbox.ts'
 import { Accepted, EnquiryDetail, EnquiryListItem, InboxQuery, ReplyBody, StatusBody, SubmissionBody } from './model.ts'
 import type { createEnquiryService } from './service.ts'
@@ -18,7 +18,7 @@ export function enquiryRoutes({ clientIp }: Pick<Deps, 'clientIp'>, enquiries: R
       })
       return { ok: true as const, id }
     },
-    { body: SubmissionBody, response: { 200: Accepted } },
+    { body: SubmissionBody, response: { 200: Accepted, ...okErrors(...BODY_ERRORS, 422, 429) } },
   )
 }
 
@@ -31,18 +31,18 @@ export function inboxRoutes(inbox: Inbox, guard: AuthGuard) {
     .get('/', ({ query }) => inbox.list(query), {
       auth: 'any',
       query: InboxQuery,
-      response: { 200: t.Object({ data: t.Array(EnquiryListItem), meta: Meta }) },
+      response: { 200: t.Object({ data: t.Array(EnquiryListItem), meta: Meta }), ...errors(400, 401) },
     })
     .get('/:id', async ({ params }) => ({ enquiry: await inbox.open(params.id) }), {
       auth: 'any',
       params: IdParams,
-      response: { 200: Detail },
+      response: { 200: Detail, ...errors(401, 404) },
     })
     .patch('/:id', async ({ params, body, admin }) => ({ enquiry: await inbox.setStatus(params.id, body.status, admin.id) }), {
       auth: 'any',
       params: IdParams,
       body: StatusBody,
-      response: { 200: Detail },
+      response: { 200: Detail, ...errors(...BODY_ERRORS, 401, 404) },
     })
     .post(
       '/:id/replies',
@@ -51,6 +51,6 @@ export function inboxRoutes(inbox: Inbox, guard: AuthGuard) {
         set.status = 201
         return { enquiry }
       },
-      { auth: 'any', params: IdParams, body: ReplyBody, response: { 201: Detail } },
+      { auth: 'any', params: IdParams, body: ReplyBody, response: { 201: Detail, ...errors(...BODY_ERRORS, 401, 404) } },
     )
 }

@@ -13,11 +13,11 @@ export const GalleryImage = t.Object(
     src: t.String(),
     variants: Variants,
   },
-  { additionalProperties: false },
+  { title: 'GalleryImage', additionalProperties: false },
 )
 export type GalleryImage = typeof GalleryImage.static
 
-export const SpaceGallery = t.Object({ slug: t.String(), updatedAt: t.String(), images: t.Array(GalleryImage) }, { additionalProperties: false })
+export const SpaceGallery = t.Object({ slug: t.String(), updatedAt: t.String(), images: t.Array(GalleryImage) }, { title: 'SpaceGallery', additionalProperties: false })
 export type SpaceGallery = typeof SpaceGallery.static
 
 export const GalleryParams = t.Object({ slug: t.String() })

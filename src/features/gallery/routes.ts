@@ -1,6 +1,7 @@
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import type { Deps } from '../../deps.ts'
 import { NotFound } from '../../http/errors.ts'
+import { errors } from '../../http/schemas.ts'
 import { PAGES, type Page } from '../media/model.ts'
 import { listImages, pageUpdatedAt } from '../media/queries.ts'
 import { presentVariants } from '../media/urls.ts'
@@ -97,6 +98,6 @@ export function galleryRoutes(cache: GalleryCache) {
       if (matches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
       return new Response(body, { headers: { ...headers, 'content-type': 'application/json; charset=utf-8' } })
     },
-    { params: GalleryParams, query: GalleryQuery, response: { 200: SpaceGallery } },
+    { params: GalleryParams, query: GalleryQuery, response: { 200: SpaceGallery, 304: t.Void(), ...errors(400, 404) } },
   )
 }

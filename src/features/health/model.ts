@@ -9,5 +9,5 @@ export const Health = t.Object({
   sha: t.String(),
   uptimeSec: t.Integer({ minimum: 0 }),
   node: t.String(),
-})
+}, { title: 'Health' })
 export type Health = typeof Health.static

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import type { Deps } from '../../deps.ts'
+import { errors } from '../../http/schemas.ts'
 import { Health } from './model.ts'
 
 const PING_TIMEOUT_MS = 2000
@@ -23,7 +24,8 @@ export function healthRoutes({ db, config, lifecycle }: Pick<Deps, 'db' | 'confi
       set.headers['cache-control'] = 'no-store'
       return body
     },
-    { response: { 200: Health, 503: Health } },
+    // Its 503 is the health object (the probe answered: the database is down, or the server drains).
+    { response: { ...errors(), 200: Health, 503: Health } },
   )
 }
 

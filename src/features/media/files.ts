@@ -42,18 +42,23 @@ export async function mediaFile(root: string, rawPath: string): Promise<{ path: 
  */
 export function mediaFiles(config: Pick<Config, 'media'>) {
   const prefix = new URL(config.media.assetBaseUrl).pathname.replace(/\/+$/, '')
-  return new Elysia({ name: 'feature.media.files' }).get(`${prefix}/*`, async ({ request, set }) => {
-    const rawPath = new URL(request.url).pathname.slice(prefix.length + 1)
-    const file = await mediaFile(config.media.root, rawPath)
-    if (!file) throw new NotFound('No such file')
-    return new Response(Bun.file(file.path), {
-      headers: {
-        ...(set.headers as Record<string, string>),
-        'content-type': file.type,
-        'cache-control': IMMUTABLE,
-        'cross-origin-resource-policy': 'cross-origin',
-        'x-content-type-options': 'nosniff',
-      },
-    })
-  })
+  return new Elysia({ name: 'feature.media.files' }).get(
+    `${prefix}/*`,
+    async ({ request, set }) => {
+      const rawPath = new URL(request.url).pathname.slice(prefix.length + 1)
+      const file = await mediaFile(config.media.root, rawPath)
+      if (!file) throw new NotFound('No such file')
+      return new Response(Bun.file(file.path), {
+        headers: {
+          ...(set.headers as Record<string, string>),
+          'content-type': file.type,
+          'cache-control': IMMUTABLE,
+          'cross-origin-resource-policy': 'cross-origin',
+          'x-content-type-options': 'nosniff',
+        },
+      })
+    },
+    // Files at the asset base URL, not a route of the API: the OpenAPI document leaves it out.
+    { detail: { hide: true } },
+  )
 }

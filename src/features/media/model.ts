@@ -26,10 +26,10 @@ export const MediaImage = t.Object({
   variants: Variants,
   createdAt: t.String(),
   updatedAt: t.String(),
-})
+}, { title: 'MediaImage' })
 export type MediaImage = typeof MediaImage.static
 
-export const Category = t.Object({ id: t.Integer(), slug: t.String(), label: t.String() })
+export const Category = t.Object({ id: t.Integer(), slug: t.String(), label: t.String() }, { title: 'Category' })
 
 // Alt text is required: after trimming it must keep a visible character.
 const Alt = t.String({ minLength: 1, maxLength: 255, pattern: '\\S', error: 'must be 1 to 255 characters' })
@@ -44,6 +44,15 @@ export const UploadFields = t.Object({
   category: t.Optional(CategorySlug),
 })
 export type UploadFields = typeof UploadFields.static
+
+/** The upload's multipart form as the OpenAPI document shows it; the route reads it by hand. */
+export const UploadForm = {
+  schema: t.Object({
+    file: t.String({ format: 'binary', description: 'The image, at most 25 MB: JPEG, PNG, WebP, AVIF, GIF or TIFF, as its bytes tell' }),
+    ...UploadFields.properties,
+  }),
+  encoding: { file: { contentType: 'image/*' } },
+}
 
 export const ListQuery = t.Object({
   page: Page,

@@ -14,7 +14,7 @@ export const Admin = t.Object({
   email: t.Nullable(t.String()),
   role: Role,
   status: Status,
-})
+}, { title: 'Admin' })
 export type Admin = typeof Admin.static
 
 export const User = t.Object({
@@ -24,7 +24,7 @@ export const User = t.Object({
   createdBy: t.Nullable(t.String()),
   createdAt: t.String(),
   updatedAt: t.String(),
-})
+}, { title: 'User' })
 export type User = typeof User.static
 
 // The pattern refuses a name of only spaces, which the handler's trim would store as ''.

@@ -8,7 +8,7 @@ import { passwordProblem } from '../../lib/passwords.ts'
 import { normalizePhone } from '../../lib/phone.ts'
 import { Ok } from '../auth/model.ts'
 import type { AuthService } from '../auth/service.ts'
-import { IdParams, isUlid, Meta, paging } from '../../http/schemas.ts'
+import { BODY_ERRORS, errors, IdParams, isUlid, Meta, paging } from '../../http/schemas.ts'
 import { CreateUserBody, ListQuery, PasswordBody, UpdateUserBody, User } from './model.ts'
 import {
   findUserByEmail,
@@ -60,12 +60,12 @@ export function userRoutes({ config, db, clock }: Pick<Deps, 'config' | 'db' | '
         const { users, total } = await listUsers(db, { ...query, page, perPage, sort: query.sort ?? 'newest' })
         return { data: users.map(toUser), meta: { page, perPage, total } }
       },
-      { auth: 'superadmin', query: ListQuery, response: { 200: t.Object({ data: t.Array(User), meta: Meta }) } },
+      { auth: 'superadmin', query: ListQuery, response: { 200: t.Object({ data: t.Array(User), meta: Meta }), ...errors(400, 401, 403) } },
     )
     .get('/:id', async ({ params }) => ({ user: toUser(await load(params.id)) }), {
       auth: 'superadmin',
       params: IdParams,
-      response: { 200: t.Object({ user: User }) },
+      response: { 200: t.Object({ user: User }), ...errors(401, 403, 404) },
     })
     .post(
       '/',
@@ -106,7 +106,7 @@ export function userRoutes({ config, db, clock }: Pick<Deps, 'config' | 'db' | '
         set.status = 201
         return { user: toUser(created) }
       },
-      { auth: 'superadmin', body: CreateUserBody, response: { 201: t.Object({ user: User }) } },
+      { auth: 'superadmin', body: CreateUserBody, response: { 201: t.Object({ user: User }), ...errors(...BODY_ERRORS, 401, 403, 422, 429) } },
     )
     .patch(
       '/:id',
@@ -137,7 +137,7 @@ export function userRoutes({ config, db, clock }: Pick<Deps, 'config' | 'db' | '
         if (roleOrStatusChanged) await auth.endSessions(user.id, 'role or status changed')
         return { user: toUser(await load(user.id)) }
       },
-      { auth: 'superadmin', params: IdParams, body: UpdateUserBody, response: { 200: t.Object({ user: User }) } },
+      { auth: 'superadmin', params: IdParams, body: UpdateUserBody, response: { 200: t.Object({ user: User }), ...errors(...BODY_ERRORS, 401, 403, 404, 422) } },
     )
     .post(
       '/:id/password',
@@ -156,6 +156,6 @@ export function userRoutes({ config, db, clock }: Pick<Deps, 'config' | 'db' | '
         await auth.sendLink(user, 'reset')
         return { ok: true as const }
       },
-      { auth: 'any', params: IdParams, body: PasswordBody, response: { 200: Ok } },
+      { auth: 'any', params: IdParams, body: PasswordBody, response: { 200: Ok, ...errors(...BODY_ERRORS, 401, 403, 404, 422, 429) } },
     )
 }
