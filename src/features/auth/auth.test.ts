@@ -267,6 +267,29 @@ describe('refresh rotation', () => {
     expect(ok.status).toBe(200)
     expect(ok.headers.get('access-control-allow-credentials')).toBe('true')
   })
+
+  test('login from a foreign Origin is 403 and sets no cookie, even as a form post that needs no preflight (login CSRF)', async () => {
+    const user = await createAdmin(app)
+    const form = await app.fetch('/admin/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.test' },
+      body: new URLSearchParams({ phone: user.phone, password: PASSWORD }),
+    })
+    expect(form.status).toBe(403)
+    expect(form.headers.get('set-cookie')).toBeNull()
+    const json = await app.fetch('/admin/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://evil.test' },
+      body: JSON.stringify({ phone: user.phone, password: PASSWORD }),
+    })
+    expect(json.status).toBe(403)
+    const fromPortal = await app.fetch('/admin/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://admin.test' },
+      body: JSON.stringify({ phone: user.phone, password: PASSWORD }),
+    })
+    expect(fromPortal.status).toBe(200)
+  })
 })
 
 describe('logout', () => {

@@ -28,7 +28,7 @@ export function authRoutes({ config, clientIp }: Pick<Deps, 'config' | 'clientIp
     set.headers['cache-control'] = 'no-store'
     return { accessToken: session.accessToken, admin: session.admin }
   }
-  // Decision 26: the cookie-authenticated routes refuse a foreign Origin.
+  // Decision 26: the cookie routes (the two that read it, and login, which sets it) refuse a foreign Origin.
   const sameOrigin = (request: Request) => {
     if (!isAdminOriginAllowed(request, config.cors.adminOrigins)) throw new Forbidden('Origin not allowed')
   }
@@ -36,8 +36,11 @@ export function authRoutes({ config, clientIp }: Pick<Deps, 'config' | 'clientIp
   return new Elysia({ name: 'feature.auth', prefix: '/admin/auth' })
     .use(guard)
     .post('/login', async ({ body, request, server, set }) => issue(set, await auth.login(body, client(request, server))), {
+      // Login sets the refresh cookie too: a foreign page must not sign the portal in as someone
+      // else (login CSRF, with a form post that needs no preflight). Checked before the body.
+      transform: ({ request }) => sameOrigin(request),
       body: LoginBody,
-      response: { 200: SetsCookie, ...errors(...BODY_ERRORS, 401, 429) },
+      response: { 200: SetsCookie, ...errors(...BODY_ERRORS, 401, 403, 429) },
     })
     .post(
       '/refresh',
