@@ -1,8 +1,15 @@
 import { toOpenAPISchema } from '@elysiajs/openapi'
+import { FormatRegistry } from '@sinclair/typebox'
 import { Elysia, type AnyElysia, type InternalRoute } from 'elysia'
 import type { OpenAPIV3_1 } from 'openapi-types'
 import { buildVersion } from '../build-info.ts'
 import { REFRESH_COOKIE } from '../features/auth/cookie.ts'
+
+// Importing @elysiajs/openapi replaces typebox's `email` format with zod's stricter one, which
+// refuses valid addresses (`!q+.~x@d.example.vn`) and would change validation by an import. Put
+// back Elysia's own check, which every schema here was written against.
+const EMAIL = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i
+FormatRegistry.Set('email', (value) => EMAIL.test(value))
 
 export const OPENAPI_PATH = '/openapi.json'
 const OPENAPI_VERSION = '3.1.1'

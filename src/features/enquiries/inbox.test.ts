@@ -406,6 +406,8 @@ describe('parseBound', () => {
     ['2031-02-28T10:20', 'to', '2031-02-28T10:20:00.000Z', true],
     ['2031-02-28T10:20:30.123456Z', 'from', '2031-02-28T10:20:30.123Z', true],
     ['2031-02-28T00:30-01:30', 'from', '2031-02-28T02:00:00.000Z', true],
+    ['0042-03-01', 'from', '0042-03-01T00:00:00.000Z', true],
+    ['0004-02-29', 'to', '0004-03-01T00:00:00.000Z', false],
   ] as const)('%s as %s is %s', (value, end, at, inclusive) => {
     expect(parseBound(value, end)).toEqual({ at: new Date(at), inclusive })
   })

@@ -30,9 +30,15 @@ export function parseBound(value: string, end: 'from' | 'to'): { at: Date; inclu
   if (!m) return undefined
   const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((v) => (v === undefined ? undefined : Number(v)))
   const ms = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0
-  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate()
+  const lastDay = new Date(0)
+  lastDay.setUTCFullYear(year!, month!, 0)
+  const daysInMonth = lastDay.getUTCDate()
   if (month! < 1 || month! > 12 || day! < 1 || day! > daysInMonth || hour > 23 || minute > 59 || second > 59) return undefined
-  let at = Date.UTC(year!, month! - 1, day!, hour, minute, second, ms)
+  // Not Date.UTC(year, …): it reads the years 0-99 as 1900-1999.
+  const date = new Date(0)
+  date.setUTCFullYear(year!, month! - 1, day!)
+  date.setUTCHours(hour, minute, second, ms)
+  let at = date.getTime()
   const zone = m[8]
   if (zone && zone !== 'Z') {
     const [h, mm] = zone.slice(1).split(':').map(Number)

@@ -70,6 +70,11 @@ describe('validation', () => {
     }
   })
 
+  test('an unusual but valid e-mail address is accepted (the OpenAPI plugin must not swap the email format)', async () => {
+    const res = await post(app, { ...valid, email: '!q+.~x@d.example.vn' }, fromNewIp())
+    expect(res.status).toBe(200)
+  })
+
   test('strings are trimmed before validation, so padding cannot make a short name long enough', async () => {
     const res = await post(app, { ...valid, name: '   A   ' }, fromNewIp())
     expect(res.status).toBe(422)
