@@ -37,17 +37,31 @@ async function serveOn(label: string, env: Record<string, string>) {
   check(`migrate on ${label}`, migrated.code === 0, migrated.out.trim() || migrated.err.trim())
   const port = 20000 + Math.floor(Math.random() * 20000)
   const child = Bun.spawn([exe, 'serve'], { cwd: dir, env: { ...bare, ...env, PORT: String(port), LOG_LEVEL: 'debug' }, stdout: 'pipe', stderr: 'pipe' })
+  // Read the log as it comes: a full pipe would block the server's (synchronous) log writes.
+  const output = new Response(child.stdout).text()
   let status = 0
   for (let i = 0; i < 100 && status === 0; i++) {
     await Bun.sleep(100)
     status = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status, () => 0)
   }
   check(`serve on ${label}: /health`, status === 200, `status ${status}`)
-  const doc = (await fetch(`http://127.0.0.1:${port}/openapi.json`).then((r) => r.json(), () => undefined)) as { openapi?: string; paths?: object } | undefined
-  check(`serve on ${label}: /openapi.json`, /^3\.1\./.test(doc?.openapi ?? '') && Object.keys(doc?.paths ?? {}).length > 0, doc?.openapi)
+  const doc = (await fetch(`http://127.0.0.1:${port}/openapi.json`).then(
+    async (r) => {
+      const text = await r.text()
+      try {
+        return JSON.parse(text)
+      } catch {
+        return { openapi: `status ${r.status}: ${text.slice(0, 200)}` }
+      }
+    },
+    (e) => ({ openapi: String(e) }),
+  )) as { openapi?: string; paths?: object } | undefined
+  check(`serve on ${label}: /openapi.json`, /^3\.1\./.test(doc?.openapi ?? '') && Object.keys(doc?.paths ?? {}).length > 0, doc?.openapi ?? JSON.stringify(doc).slice(0, 200))
   child.kill()
   await child.exited
-  return await new Response(child.stdout).text()
+  const log = await output
+  if (process.env.SMOKE_DEBUG) console.log(log.split('\n').filter((l) => l.includes('"error"')).join('\n').slice(0, 3000))
+  return log
 }
 
 const sqliteEnv = { ...baseEnv(dir), DB_DRIVER: 'sqlite', DB_PATH: join(dir, 'data/spaces.db') }

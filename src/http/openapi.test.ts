@@ -57,6 +57,19 @@ beforeAll(async () => {
 afterAll(() => app.destroy())
 
 describe('GET /openapi.json', () => {
+  test('is still served after other routes have answered (Elysia mutates schemas on first use)', async () => {
+    const own = await startApp()
+    try {
+      for (const path of ['/health', '/nope', '/spaces/genesis/gallery', '/admin/enquiries']) await (await own.fetch(path)).text()
+      await (await own.fetch('/enquiries', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).text()
+      const res = await own.fetch(OPENAPI_PATH)
+      expect(res.status).toBe(200)
+      expect((await json(res)).openapi).toMatch(/^3\.1\./)
+    } finally {
+      await own.destroy()
+    }
+  })
+
   test('serves an OpenAPI 3.1 document as JSON, without a token', async () => {
     const res = await app.fetch(OPENAPI_PATH)
     expect(res.status).toBe(200)

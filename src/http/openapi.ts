@@ -134,10 +134,14 @@ function normaliser() {
     // the response object has it already.
     const { description: _, ...model } = schema
     const name = schema.title
-    const json = JSON.stringify(model)
+    // Elysia adds `additionalProperties: false` to a schema object when a route first validates
+    // with it, so two uses of one model can differ in that alone, depending on the requests served
+    // so far. Compared without it; the stricter form is documented.
+    const { additionalProperties: strict, ...shape } = model
+    const json = JSON.stringify(shape)
     if (canonical.has(name) && canonical.get(name) !== json) throw new Error(`two different schemas are titled ${name}`)
     canonical.set(name, json)
-    schemas[name] = model
+    schemas[name] = strict === false || (schemas[name] as Obj | undefined)?.additionalProperties === false ? { ...model, additionalProperties: false } : model
     return { $ref: `#/components/schemas/${name}` }
   }
 
