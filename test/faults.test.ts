@@ -21,7 +21,10 @@ beforeAll(async () => {
   sink = await startSmtpSink()
   big = await photo(4000, 3000)
 }, 120_000)
+const proved: string[] = []
 afterAll(async () => {
+  // What this file proved, in one line of the test output (issue 6).
+  console.log(`faults: ${proved.length} scenario(s) held: ${proved.join('; ')}`)
   for (const dir of mounts) Bun.spawnSync(['umount', '-l', dir])
   harness.cleanup()
   await sink.close()
@@ -124,6 +127,7 @@ describe('the database goes away and comes back', () => {
       expect((await timed(`${server.url}/admin/enquiries`, { headers: bearer(server) })).status).toBe(200)
       const again = await timed(`${server.url}/enquiries`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '192.0.2.2' }, body: enquiry(2) })
       expect(again.status).toBe(200)
+      proved.push('database cut: 503 envelopes, no hang, recovered without restart')
     } finally {
       server.child.kill('SIGTERM')
       await server.child.exited
@@ -157,6 +161,7 @@ describe('the SMTP server is down, then back', () => {
       await until(() => query(at, 'SELECT id FROM enquiries WHERE notified_at IS NULL').length === 0, 'every notification', 60_000)
       await Bun.sleep(500)
       for (const id of ids) expect(sink.messages.filter((m) => m.text?.includes(id))).toHaveLength(1)
+      proved.push(`SMTP down then back: ${ids.length} notifications sent exactly once`)
     } finally {
       sink.setMode('accept')
       server.child.kill('SIGTERM')
@@ -183,6 +188,7 @@ describe('kill -9 during an upload', () => {
       expect((await uploadTo(second, await narrow(), 1)).status).toBe(201)
       expect(existsSync(join(at.env.MEDIA_ROOT!, 'genesis', hash))).toBe(false)
       expect(readdirSync(join(at.env.STORAGE_ROOT!, 'tmp'))).toEqual([])
+      proved.push('kill -9 mid-upload: row failed, no partial directory, temp area empty')
     } finally {
       second.child.kill('SIGTERM')
       await second.child.exited
@@ -212,6 +218,7 @@ describe('a full disk during an upload', () => {
       expect((await timed(`${server.url}/spaces/genesis/gallery`)).status).toBe(200)
       // Space is back once the failed attempt's files are gone: a small image still goes through.
       expect((await uploadTo(server, await narrow(), 2)).status).toBe(201)
+      proved.push('full disk: 507, nothing half-written, still serving')
     } finally {
       server.child.kill('SIGTERM')
       await server.child.exited

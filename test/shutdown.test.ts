@@ -19,7 +19,9 @@ beforeAll(async () => {
   sink = await startSmtpSink()
   upload = await photo(4000, 3000)
 }, 120_000)
+const proved: string[] = []
 afterAll(async () => {
+  console.log(`shutdown: ${proved.length} scenario(s) held: ${proved.join('; ')}`)
   harness.cleanup()
   await sink.close()
 })
@@ -45,6 +47,7 @@ describe('SIGTERM', () => {
     const phases = [...server.log().matchAll(/"phase":"([a-z_]+)"/g)].map((m) => m[1])
     expect(phases).toEqual(['draining', 'requests_done', 'background_done', 'done'])
     expect(query(at, 'SELECT status FROM media_images').map((r) => r.status)).toEqual(['ready'])
+    proved.push('SIGTERM mid-upload: 201, new connections refused, exit 0')
   }, 60_000)
 
   test('a second signal exits at once with a non-zero code', async () => {
@@ -58,6 +61,7 @@ describe('SIGTERM', () => {
     expect(await server.child.exited).toBe(130)
     expect(server.log()).toContain('"phase":"forced"')
     await pending
+    proved.push('second signal: exit 130 at once')
   }, 60_000)
 
   test('/health says 503 with status error while draining', async () => {
@@ -101,6 +105,7 @@ describe('timeouts', () => {
       const tmp = join(at.env.STORAGE_ROOT!, 'tmp')
       expect(existsSync(tmp) ? readdirSync(tmp) : []).toEqual([])
       expect(query(at, 'SELECT id FROM media_images')).toEqual([])
+      proved.push('trickling upload: 408, nothing kept')
     } finally {
       server.child.kill('SIGTERM')
       await server.child.exited
@@ -182,6 +187,7 @@ describe('kill -9 and restart', () => {
       expect(stored.length).toBeGreaterThan(0)
       await until(() => query(at, 'SELECT id FROM enquiries WHERE notified_at IS NULL AND status = ' + "'new'").length === 0, 'every notification', 30_000)
       for (const id of stored) expect(sink.messages.filter((m) => m.text?.includes(id))).toHaveLength(1)
+      proved.push(`kill -9 in a burst: no processing row, no partial directory, ${stored.length} notifications once each`)
     } finally {
       second.child.kill('SIGTERM')
       await second.child.exited
