@@ -5,7 +5,7 @@
  * the last round at most 1.2x before the first, no growth trend). Each route's load comes from its
  * own child process (bench/lib/client.ts); the uploads come from this process.
  *
- *   bun run bench/load.ts [--seconds 60] [--rounds 3]      (TEST_DB=mysql for MariaDB)
+ *   bun run bench/load.ts [--seconds 60] [--rounds 3] [--uploads 0]      (TEST_DB=mysql for MariaDB)
  */
 import { parseArgs } from 'node:util'
 import { bearer, createAdmin, createEnquiry, login } from '../test/factories.ts'
@@ -13,9 +13,11 @@ import { startApp } from '../test/harness.ts'
 import { photo } from '../test/images.ts'
 import { loadFromChild, ms, type LoadResult } from './lib/load.ts'
 
-const { values } = parseArgs({ args: Bun.argv.slice(2), options: { seconds: { type: 'string', default: '60' }, rounds: { type: 'string', default: '3' } } })
+const { values } = parseArgs({ args: Bun.argv.slice(2), options: { seconds: { type: 'string', default: '60' }, rounds: { type: 'string', default: '3' }, uploads: { type: 'string', default: '1' } } })
 const seconds = Number(values.seconds)
 const rounds = Number(values.rounds)
+// `--uploads 0` leaves the uploads out (to tell their share of the RSS from the rest).
+const withUploads = values.uploads !== '0'
 
 const app = await startApp({ env: { TRUST_PROXY: '127.0.0.1', LOG_LEVEL: 'warn' } })
 const session = await login(app, (await createAdmin(app)).phone)
@@ -50,7 +52,7 @@ for (let r = 0; r < rounds; r++) {
   let running = true
   const uploads = { ok: 0, other: 0 }
   const uploader = (async () => {
-    while (running) {
+    while (running && withUploads) {
       ;(await upload(100 + uploadsDone++)) === 201 ? uploads.ok++ : uploads.other++
       await Bun.sleep(3000)
     }
