@@ -127,9 +127,12 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp & { 
     fetch: (path, init) => fetch(url + path, init),
     stop,
     async destroy() {
-      await stop()
-      await database.drop()
-      rmSync(dir, { recursive: true, force: true })
+      try {
+        await stop()
+      } finally {
+        await database.drop()
+        rmSync(dir, { recursive: true, force: true })
+      }
     },
   }
 }

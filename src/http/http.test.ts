@@ -341,7 +341,8 @@ describe('health with the database down', () => {
       expect((await json(res)).db.status).toBe('error')
     } finally {
       silent.stop(true)
-      await app.stop().catch(() => {})
+      // Drops the database the harness made before the test pointed the app elsewhere.
+      await app.destroy().catch(() => {})
     }
   })
 })
