@@ -3,6 +3,7 @@ import { createDb } from '../db/index.ts'
 import { collectGarbage } from '../features/media/gc.ts'
 import { reprocessAll } from '../features/media/reprocess.ts'
 import { systemClock } from '../lib/clock.ts'
+import { printGcReport } from './gc.ts'
 
 /** `reprocess [--gc]`: see features/media/reprocess.ts. Exit 1 when any image could not be redone. */
 export async function run(config: Config, args: string[]): Promise<number> {
@@ -12,9 +13,7 @@ export async function run(config: Config, args: string[]): Promise<number> {
     const report = await reprocessAll(deps, (line) => console.log(line))
     console.log(`reprocess: ${report.done.length} image(s) reprocessed, ${report.failed.length} failed`)
     if (args.includes('--gc')) {
-      const gc = await collectGarbage(deps, { dryRun: false })
-      for (const path of gc.removed) console.log(`removed ${path}`)
-      console.log(`gc: ${gc.imagesDeleted.length} expired image(s), ${gc.removed.length} file(s) or directories removed`)
+      printGcReport(await collectGarbage(deps, { dryRun: false }), false)
     }
     return report.failed.length > 0 ? 1 : 0
   } catch (error) {

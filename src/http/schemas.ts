@@ -1,5 +1,6 @@
 import type { SchemaOptions, TLiteral, TObject, TUnion } from '@sinclair/typebox'
 import { t } from 'elysia'
+import { NotFound } from './errors.ts'
 
 /** `page` and `perPage` of every admin list (limits: perPage 1-100, default 20; page default 1). */
 export const Paging = {
@@ -22,6 +23,13 @@ const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/
 /** Ids are ULIDs; anything else cannot exist and never reaches the database (decision 32). */
 export function isUlid(id: string): boolean {
   return ULID.test(id)
+}
+
+/** The row `find` returns for a well-formed id, else a 404 saying `missing`. */
+export async function findOr404<T>(id: string, find: (id: string) => Promise<T | undefined>, missing: string): Promise<T> {
+  const found = isUlid(id) ? await find(id) : undefined
+  if (found === undefined) throw new NotFound(missing)
+  return found
 }
 
 /**

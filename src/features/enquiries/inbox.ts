@@ -1,7 +1,7 @@
 import { ulid } from 'ulid'
 import type { Deps } from '../../deps.ts'
-import { BadRequest, NotFound, type Fields } from '../../http/errors.ts'
-import { isUlid, paging } from '../../http/schemas.ts'
+import { BadRequest, type Fields } from '../../http/errors.ts'
+import { findOr404, paging } from '../../http/schemas.ts'
 import { log } from '../../lib/log.ts'
 import { replyMail } from './mail.ts'
 import type { EnquiryDetail, EnquiryStatus, InboxQuery } from './model.ts'
@@ -52,11 +52,7 @@ export function parseBound(value: string, end: 'from' | 'to'): { at: Date; inclu
 
 /** The admin side of enquiries: list, read, reply, set status. */
 export function createInbox({ config, db, clock, mailer }: Pick<Deps, 'config' | 'db' | 'clock' | 'mailer'>) {
-  async function detail(id: string): Promise<EnquiryDetail> {
-    const enquiry = isUlid(id) ? await findEnquiryDetail(db, id) : undefined
-    if (!enquiry) throw new NotFound('No such enquiry')
-    return enquiry
-  }
+  const detail = (id: string): Promise<EnquiryDetail> => findOr404(id, (key) => findEnquiryDetail(db, key), 'No such enquiry')
 
   let timer: Timer | undefined
   let recovering: Promise<void> | undefined

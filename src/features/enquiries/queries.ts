@@ -29,13 +29,7 @@ export async function insertEnquiry(db: Db, e: NewEnquiry): Promise<void> {
             ${e.userAgent}, ${e.referer}, ${e.ipHash}, ${0}, ${e.notifyAfter}, ${e.now}, ${e.now})`)
 }
 
-export interface PendingNotification {
-  id: string
-  name: string
-  phone: string
-  email: string
-  message: string
-  source: string
+export type PendingNotification = Pick<NewEnquiry, 'id' | 'name' | 'phone' | 'email' | 'message' | 'source'> & {
   attempts: number
   createdAt: Date
 }

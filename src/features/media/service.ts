@@ -4,7 +4,7 @@ import { ulid } from 'ulid'
 import type { Deps } from '../../deps.ts'
 import { readForm } from '../../http/body.ts'
 import { BadRequest, HttpError, NotFound, PayloadTooLarge, schemaProblems, ServerFailure, ServiceUnavailable, Unprocessable } from '../../http/errors.ts'
-import { isUlid } from '../../http/schemas.ts'
+import { findOr404, isUlid } from '../../http/schemas.ts'
 import { log } from '../../lib/log.ts'
 import { serialQueue } from '../../lib/serial.ts'
 import { type MediaImage, type Page, UploadFields } from './model.ts'
@@ -80,11 +80,7 @@ export function createMediaService(
   const queue = serialQueue()
   const present = (found: { image: ImageRecord; variants: VariantRecord[] }) => toMediaImage(assetBaseUrl, found.image, found.variants)
 
-  async function load(id: string) {
-    const found = isUlid(id) ? await findImage(db, id) : undefined
-    if (!found) throw new NotFound('No such image')
-    return found
-  }
+  const load = (id: string) => findOr404(id, (key) => findImage(db, key), 'No such image')
 
   async function categoryId(slug: string | null | undefined): Promise<number | null | undefined> {
     if (slug === undefined || slug === null) return slug

@@ -1,14 +1,14 @@
 import { Elysia, t } from 'elysia'
 import { ulid } from 'ulid'
 import type { Deps } from '../../deps.ts'
-import { BadRequest, Forbidden, NotFound, Unprocessable, type Fields } from '../../http/errors.ts'
+import { BadRequest, Forbidden, Unprocessable, type Fields } from '../../http/errors.ts'
 import type { AuthGuard } from '../../http/guard.ts'
 import { log } from '../../lib/log.ts'
 import { passwordProblem } from '../../lib/passwords.ts'
 import { normalizePhone } from '../../lib/phone.ts'
 import { Ok } from '../auth/model.ts'
 import type { AuthService } from '../auth/service.ts'
-import { BODY_ERRORS, errors, IdParams, isUlid, Meta, paging } from '../../http/schemas.ts'
+import { BODY_ERRORS, errors, findOr404, IdParams, Meta, paging } from '../../http/schemas.ts'
 import { CreateUserBody, ListQuery, PasswordBody, UpdateUserBody, User } from './model.ts'
 import {
   findUserByEmail,
@@ -26,11 +26,7 @@ import {
 export function userRoutes({ config, db, clock }: Pick<Deps, 'config' | 'db' | 'clock'>, auth: AuthService, guard: AuthGuard) {
   const country = config.auth.phoneDefaultCountry
 
-  const load = async (id: string): Promise<UserRecord> => {
-    const user = isUlid(id) ? await findUserById(db, id) : undefined
-    if (!user) throw new NotFound('No such user')
-    return user
-  }
+  const load = (id: string): Promise<UserRecord> => findOr404(id, (key) => findUserById(db, key), 'No such user')
 
   /** Normalises phone and e-mail and checks both are free (422 with fields when not). */
   const checkContact = async (input: { phone?: string; email?: string | null }, self?: string) => {
