@@ -15,6 +15,8 @@ COPY --from=build /src/dist/spaces-api /usr/local/bin/spaces-api
 USER spaces
 WORKDIR /var/lib/spaces-api
 ENV NODE_ENV=production
+# One pool thread per core would leave none free while an upload encodes (README, deployment).
+ENV UV_THREADPOOL_SIZE=4
 # PORT, DB_*, secrets and the rest come from the environment at run time (see README).
 ENTRYPOINT ["/usr/local/bin/spaces-api"]
 CMD ["serve"]

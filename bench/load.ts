@@ -12,6 +12,7 @@ import { bearer, createAdmin, createEnquiry, login } from '../test/factories.ts'
 import { startApp } from '../test/harness.ts'
 import { photo } from '../test/images.ts'
 import { loadFromChild, ms, type LoadResult } from './lib/load.ts'
+import { memory, type Memory } from './lib/memory.ts'
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { seconds: { type: 'string', default: '60' }, rounds: { type: 'string', default: '3' }, uploads: { type: 'string', default: '1' } } })
 const seconds = Number(values.seconds)
@@ -36,19 +37,17 @@ const upload = async (n: number) => {
 for (let n = 0; n < 6; n++) await upload(n)
 
 const enquiry = JSON.stringify({ name: 'Load Test', phone: '+44 20 7946 0000', email: 'load@example.com', message: 'A message from the load test, long enough.' })
-const rss = () => Math.round(process.memoryUsage().rss / 1024 / 1024)
 
 interface Round {
   routes: Record<string, LoadResult>
   uploads: { ok: number; other: number }
-  rssBefore: number
-  rssAfter: number
+  before: Memory
+  after: Memory
 }
 const results: Round[] = []
 let uploadsDone = 0
 for (let r = 0; r < rounds; r++) {
-  Bun.gc(true)
-  const rssBefore = rss()
+  const before = memory()
   let running = true
   const uploads = { ok: 0, other: 0 }
   const uploader = (async () => {
@@ -64,19 +63,19 @@ for (let r = 0; r < rounds; r++) {
   ])
   running = false
   await uploader
-  Bun.gc(true)
-  results.push({ routes: { 'GET /spaces/genesis/gallery': gallery, 'POST /enquiries': enquiries, 'GET /admin/enquiries': adminList }, uploads, rssBefore, rssAfter: rss() })
+  results.push({ routes: { 'GET /spaces/genesis/gallery': gallery, 'POST /enquiries': enquiries, 'GET /admin/enquiries': adminList }, uploads, before, after: memory() })
 }
 await app.destroy()
 
 console.log(`mixed load, ${rounds} rounds of ${seconds} s, database ${process.env.TEST_DB ?? 'sqlite'}`)
 for (const [i, round] of results.entries()) {
-  console.log(`round ${i + 1}: RSS ${round.rssBefore} MB -> ${round.rssAfter} MB; uploads ${round.uploads.ok} x 201, ${round.uploads.other} other`)
+  const { before, after } = round
+  console.log(`round ${i + 1}: RSS ${before.rss} MB -> ${after.rss} MB (anonymous ${before.anon} -> ${after.anon}, JS heap ${before.heap} -> ${after.heap}); uploads ${round.uploads.ok} x 201, ${round.uploads.other} other`)
   for (const [route, r] of Object.entries(round.routes)) {
     console.log(`  ${route.padEnd(28)} ${String(r.rps).padStart(6)} req/s  p50 ${ms(r.p50)}  p99 ${ms(r.p99)}  unexpected ${r.errors}`)
   }
 }
-const first = results[0]!.rssBefore
-const last = results.at(-1)!.rssAfter
-console.log(`RSS after the last round ${last} MB vs ${first} MB before the first: ${(last / first).toFixed(2)}x (goal <= 1.2x); after each round: ${results.map((r) => r.rssAfter).join(', ')} MB`)
+const first = results[0]!.before.rss
+const last = results.at(-1)!.after.rss
+console.log(`RSS after the last round ${last} MB vs ${first} MB before the first: ${(last / first).toFixed(2)}x (goal <= 1.2x); after each round: ${results.map((r) => r.after.rss).join(', ')} MB`)
 console.log(`unexpected errors: ${results.reduce((n, r) => n + Object.values(r.routes).reduce((m, x) => m + x.errors, 0) + r.uploads.other, 0)} (goal 0)`)

@@ -36,16 +36,26 @@ export const ALLOWED_LOADERS = [
 sharp.block({ operation: ['VipsForeignLoad'] })
 sharp.unblock({ operation: ALLOWED_LOADERS })
 
-// glibc keeps the memory libvips frees in per-thread arenas, so the RSS of a long-running process
-// creeps up upload after upload: over eight 24 MP uploads in a row the peak climbed from 340 to
-// 590 MB, and kept climbing; with a trim after each it levelled off at 430-520 MB. Not glibc: no-op.
+// glibc keeps the memory libvips frees, so the RSS of a long-running process creeps up upload
+// after upload. Two settings, both no-ops off glibc:
+// - A fixed mmap threshold (P55). glibc raises its threshold each time a large block is freed, up
+//   to 32 MiB, after which libvips' pixel buffers come from the heap and stay there. Fixed at its
+//   default of 128 KiB, they are mapped and unmapped: twelve 6 MP uploads in a row ended between
+//   93 and 114 MB instead of climbing to 120-180 MB, at the same speed (docs/performance.md).
+// - A trim after each image job: over eight 24 MP uploads in a row the peak climbed from 340 to
+//   590 MB without one, and levelled off at 430-520 MB with it.
+const M_MMAP_THRESHOLD = -3
 const libc = (() => {
   try {
-    return dlopen('libc.so.6', { malloc_trim: { args: ['usize'], returns: 'i32' } })
+    return dlopen('libc.so.6', {
+      malloc_trim: { args: ['usize'], returns: 'i32' },
+      mallopt: { args: ['i32', 'i32'], returns: 'i32' },
+    })
   } catch {
     return undefined
   }
 })()
+libc?.symbols.mallopt(M_MMAP_THRESHOLD, 128 * 1024)
 
 /** Hands memory freed by libvips back to the OS; call after a large image job. */
 export function releaseNativeMemory(): void {

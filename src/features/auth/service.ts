@@ -79,7 +79,7 @@ export function createAuthService({ config, db, clock, mailer }: Pick<Deps, 'con
       ipHash: ipKey(client.ip),
       now,
     })
-    const accessToken = await access.sign({ userId: user.id, role: user.role, familyId }, now)
+    const accessToken = access.sign({ userId: user.id, role: user.role, familyId }, now)
     return { accessToken, refreshToken, admin: toAdmin(user) }
   }
 
@@ -191,7 +191,7 @@ export function createAuthService({ config, db, clock, mailer }: Pick<Deps, 'con
         log.warn({ event: 'refresh_token_reuse', userId: user.id, familyId: record.familyId }, 'concurrent refresh lost: family revoked')
         throw new Unauthorized('Session expired')
       }
-      const accessToken = await access.sign({ userId: user.id, role: user.role, familyId: record.familyId }, now)
+      const accessToken = access.sign({ userId: user.id, role: user.role, familyId: record.familyId }, now)
       return { accessToken, refreshToken: session, admin: toAdmin(user) }
     },
 
@@ -208,7 +208,7 @@ export function createAuthService({ config, db, clock, mailer }: Pick<Deps, 'con
       const match = /^Bearer\s+([A-Za-z0-9\-_.]+)$/.exec(request.headers.get('authorization') ?? '')
       if (!match) throw new Unauthorized('Authentication required')
       const now = clock.now()
-      const claims = await access.verify(match[1]!, now)
+      const claims = access.verify(match[1]!, now)
       if (!claims) throw new Unauthorized('Invalid or expired access token')
       const user = await findUserById(db, claims.userId)
       if (!user || user.status !== 'active' || user.role !== claims.role || !(await isFamilyLive(db, claims.familyId, now))) {
