@@ -150,7 +150,7 @@ describe('timeouts', () => {
 })
 
 describe('kill -9 and restart', () => {
-  test('after kill -9 during a burst of uploads and enquiries, a restart leaves no processing row, no partial directory, no temp file, and every notification is sent exactly once', async () => {
+  test('after kill -9 during a burst of uploads and enquiries, a restart leaves no processing row, no partial directory, no temp file, and every notification is sent, only the one in flight at the kill possibly twice', async () => {
     const at = await instance()
     const first = await serve(at)
     const enquiries = Array.from({ length: 12 }, (_, n) =>
@@ -186,8 +186,12 @@ describe('kill -9 and restart', () => {
       const stored = query(at, "SELECT id FROM enquiries WHERE status = 'new'").map((r) => r.id as string)
       expect(stored.length).toBeGreaterThan(0)
       await until(() => query(at, 'SELECT id FROM enquiries WHERE notified_at IS NULL AND status = ' + "'new'").length === 0, 'every notification', 30_000)
-      for (const id of stored) expect(sink.messages.filter((m) => m.text?.includes(id))).toHaveLength(1)
-      proved.push(`kill -9 in a burst: no processing row, no partial directory, ${stored.length} notifications once each`)
+      // At least once each (P28); the outbox sends one at a time, so only the message in flight at
+      // the kill (accepted by the SMTP server, not yet marked sent) may have gone out twice.
+      const counts = stored.map((id) => sink.messages.filter((m) => m.text?.includes(id)).length)
+      expect(counts.every((n) => n === 1 || n === 2)).toBe(true)
+      expect(counts.filter((n) => n === 2).length).toBeLessThanOrEqual(1)
+      proved.push(`kill -9 in a burst: no processing row, no partial directory, ${stored.length} notifications sent, ${counts.filter((n) => n === 2).length} of them (the one in flight) twice`)
     } finally {
       second.child.kill('SIGTERM')
       await second.child.exited

@@ -2,6 +2,7 @@ import { ulid } from 'ulid'
 import type { Deps } from '../../deps.ts'
 import { BadRequest, type Fields } from '../../http/errors.ts'
 import { findOr404, paging } from '../../http/schemas.ts'
+import { periodic } from '../../lib/background.ts'
 import { log } from '../../lib/log.ts'
 import { replyMail } from './mail.ts'
 import type { EnquiryDetail, EnquiryStatus, InboxQuery } from './model.ts'
@@ -54,8 +55,6 @@ export function parseBound(value: string, end: 'from' | 'to'): { at: Date; inclu
 export function createInbox({ config, db, clock, mailer }: Pick<Deps, 'config' | 'db' | 'clock' | 'mailer'>) {
   const detail = (id: string): Promise<EnquiryDetail> => findOr404(id, (key) => findEnquiryDetail(db, key), 'No such enquiry')
 
-  let timer: Timer | undefined
-  let recovering: Promise<void> | undefined
   const inbox = {
     async list(query: InboxQuery) {
       const fields: Fields = {}
@@ -131,25 +130,11 @@ export function createInbox({ config, db, clock, mailer }: Pick<Deps, 'config' |
     },
 
     /** Runs `recover` now and every few minutes while the app listens. */
-    start() {
-      const run = () => {
-        recovering ??= inbox
-          .recover()
-          .catch((error) => log.error({ event: 'reply_recovery_failed', err: error }, 'reply recovery failed'))
-          .finally(() => {
-            recovering = undefined
-          })
-      }
-      timer ??= setInterval(run, RECOVER_EVERY_MS)
-      run()
-    },
+    start: () => recovery.start(),
     /** Stops the rounds; resolves once a round under way is done. */
-    async stop() {
-      clearInterval(timer)
-      timer = undefined
-      await recovering
-    },
+    stop: () => recovery.stop(),
   }
+  const recovery = periodic('reply_recovery', RECOVER_EVERY_MS, () => inbox.recover())
   return inbox
 }
 

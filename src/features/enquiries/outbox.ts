@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.ts'
+import { periodic } from '../../lib/background.ts'
 import { log } from '../../lib/log.ts'
 import { notificationMail } from './mail.ts'
 import { claimNotification, findDueNotifications, makePendingNotificationsDue, markNotified, markNotifyFailed, type PendingNotification } from './queries.ts'
@@ -19,11 +20,8 @@ export function retryDelayMs(attempts: number): number {
  * error and schedules a retry with backoff; a restart picks up whatever is still due.
  */
 export function createOutbox({ config, db, clock, mailer }: Pick<Deps, 'config' | 'db' | 'clock' | 'mailer'>) {
-  let timer: Timer | undefined
-  let running: Promise<void> | undefined
-  let again = false
-  let stopping = false
-  let starting: Promise<void> | undefined
+  // Leases left by a process that stopped mid-send are released at each start, before the first round.
+  let leasesReleased = false
 
   async function deliver(e: PendingNotification): Promise<void> {
     const now = clock.now()
@@ -39,51 +37,32 @@ export function createOutbox({ config, db, clock, mailer }: Pick<Deps, 'config' 
     }
   }
 
-  async function drain(): Promise<void> {
-    do {
-      again = false
-      const due = await findDueNotifications(db, clock.now(), BATCH)
-      for (const e of due) {
-        // Stopping: the message being sent finishes, the rest stays due for the next start.
-        if (stopping) return
-        await deliver(e)
-      }
-      if (due.length === BATCH) again = true
-    } while (again && !stopping)
+  /** One batch of what is due; true when there may be more. */
+  async function drain(): Promise<boolean> {
+    if (!leasesReleased) {
+      await makePendingNotificationsDue(db, clock.now())
+      leasesReleased = true
+    }
+    const due = await findDueNotifications(db, clock.now(), BATCH)
+    for (const e of due) {
+      // Stopping: the message being sent finishes, the rest stays due for the next start.
+      if (rounds.stopping) return false
+      await deliver(e)
+    }
+    return due.length === BATCH
   }
 
-  const outbox = {
+  const rounds = periodic('outbox', POLL_MS, drain)
+  return {
     /** Sends what is due now; resolves when this round is done. Concurrent calls share a round. */
-    kick(): Promise<void> {
-      if (stopping) return Promise.resolve()
-      if (running) {
-        again = true
-        return running
-      }
-      running = drain()
-        .catch((error) => log.error({ event: 'outbox_failed', err: error }, 'outbox round failed'))
-        .finally(() => {
-          running = undefined
-        })
-      return running
-    },
+    kick: rounds.kick,
     start() {
-      stopping = false
-      timer ??= setInterval(() => void outbox.kick(), POLL_MS)
-      starting = makePendingNotificationsDue(db, clock.now())
-        .catch((error) => log.error({ event: 'outbox_failed', err: error }, 'could not release notification leases'))
-        .then(() => outbox.kick())
+      leasesReleased = false
+      rounds.start()
     },
     /** Stops polling; resolves once the message being sent (if any) is done. */
-    async stop() {
-      stopping = true
-      clearInterval(timer)
-      await starting
-      timer = undefined
-      await running
-    },
+    stop: rounds.stop,
   }
-  return outbox
 }
 
 export type Outbox = ReturnType<typeof createOutbox>
