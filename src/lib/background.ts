@@ -79,6 +79,6 @@ export function periodic(name: string, everyMs: number, job: () => Promise<boole
       timer = undefined
       await running
     },
-  } satisfies Worker
+  }
   return worker
 }
