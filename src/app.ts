@@ -17,7 +17,7 @@ import { userRoutes } from './features/users/routes.ts'
 import { bodyParser } from './http/body.ts'
 import { clientIpResolver } from './http/client-ip.ts'
 import { cors } from './http/cors.ts'
-import { errorFormatter } from './http/errors.ts'
+import { errorFormatter, learnQuerySchemas } from './http/errors.ts'
 import { authGuard } from './http/guard.ts'
 import { openapiDocument } from './http/openapi.ts'
 import { requestHeaders } from './http/request.ts'
@@ -56,7 +56,7 @@ export function createApp(deps: Deps) {
   const gallery = createGalleryCache(deps)
   const media = createMediaService(deps, gallery.clear)
   deps.background.add({ start: () => void media.recover().catch((error) => log.error({ err: error }, 'media recovery failed')), stop: () => media.idle() })
-  return new Elysia({ name: 'spaces-api' })
+  const app = new Elysia({ name: 'spaces-api' })
     .onStart(() => deps.background.start())
     .onStop(() => void deps.background.stop())
     .use(requestHeaders({ production: config.isProduction }))
@@ -72,6 +72,8 @@ export function createApp(deps: Deps) {
     .use(mediaRoutes(media, guard))
     .use(config.media.serve ? mediaFiles(config) : new Elysia({ name: 'feature.media.files.off' }))
     .use(openapiDocument())
+  learnQuerySchemas(app.routes)
+  return app
 }
 
 export type App = ReturnType<typeof createApp>

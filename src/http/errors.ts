@@ -91,7 +91,7 @@ interface Formatted {
   headers?: Record<string, string>
 }
 
-function classify(code: unknown, error: unknown, request: Request): Formatted {
+function classify(code: unknown, error: unknown, request: Request, route?: string): Formatted {
   // Elysia wraps whatever a body parser throws in its own ParseError; ours carry the real status.
   const cause = (error as { cause?: unknown } | null)?.cause
   if (code === 'PARSE' && cause instanceof HttpError) error = cause
@@ -99,7 +99,7 @@ function classify(code: unknown, error: unknown, request: Request): Formatted {
     return { status: error.status, error: error.message, fields: error.fields, headers: error.headers }
   }
   if (error instanceof ValidationError || code === 'VALIDATION') {
-    return { status: 400, error: 'Invalid request', fields: validationFields(error as ValidationError, request) }
+    return { status: 400, error: 'Invalid request', fields: validationFields(error as ValidationError, request, route) }
   }
   if (databaseUnavailable(error)) {
     return { status: 503, error: 'The service is briefly unavailable; try again shortly', headers: { 'Retry-After': '5' } }
@@ -131,14 +131,14 @@ function databaseUnavailable(error: unknown): boolean {
 }
 
 /** Turns typebox errors into `{ property: message }`, keyed by the offending property's path. */
-export function validationFields(error: ValidationError, request?: Request): Fields {
+export function validationFields(error: ValidationError, request?: Request, route?: string): Fields {
   const fields: Fields = {}
   let all: { path: string; message: string; summary?: string; schema?: unknown; value?: unknown }[] = []
   try {
     all = error.all
   } catch {}
   for (const e of all) {
-    const keys = e.path ? [e.path.replace(/^\//, '').replaceAll('/', '.')] : (request && coercedQueryKeys(request, e)) || [error.type]
+    const keys = e.path ? [e.path.replace(/^\//, '').replaceAll('/', '.')] : (request && coercedQueryKeys(request, route, e)) || [error.type]
     for (const key of keys) fields[key] ??= e.summary ?? e.message
   }
   if (Object.keys(fields).length === 0) fields[error.type || 'body'] = 'Invalid value'
@@ -158,15 +158,31 @@ export function schemaProblems(schema: TSchema, input: unknown, message: (key: s
   return fields
 }
 
+/** The properties of each route's query schema that take numbers, by `METHOD route` (learnQuerySchemas). */
+const numericQueryKeys = new Map<string, Set<string>>()
+
+/** Tells the formatter which query parameters of each route are numbers; the app calls it once built. */
+export function learnQuerySchemas(routes: readonly { method: string; path: string; hooks?: { query?: unknown } }[]): void {
+  for (const route of routes) {
+    const properties = (route.hooks?.query as { properties?: Record<string, unknown> } | undefined)?.properties
+    if (!properties) continue
+    const numeric = Object.entries(properties).filter(([, schema]) => /"type":"(integer|number)"/.test(JSON.stringify(schema)))
+    numericQueryKeys.set(`${route.method} ${route.path}`, new Set(numeric.map(([key]) => key)))
+  }
+}
+
 /**
  * Elysia checks a coerced query number (`perPage=0`) on its own and loses its name: the error has
- * an empty path and type `property` (elysiajs/elysia#1822). The query parameters whose number
- * fails that same schema are the offending ones.
+ * an empty path and type `property` (elysiajs/elysia#1822). The route's numeric query parameters
+ * whose number fails that same schema are the offending ones; a text parameter with the same
+ * digits (`q=0`) is not one of them.
  */
-function coercedQueryKeys(request: Request, e: { schema?: unknown; value?: unknown }): string[] | undefined {
+function coercedQueryKeys(request: Request, route: string | undefined, e: { schema?: unknown; value?: unknown }): string[] | undefined {
   if (typeof e.value !== 'number' || typeof e.schema !== 'object' || e.schema === null) return undefined
+  const numeric = numericQueryKeys.get(`${request.method} ${route}`)
   const keys: string[] = []
   for (const [key, raw] of new URL(request.url).searchParams) {
+    if (numeric && !numeric.has(key)) continue
     const n = Number(raw)
     if (raw.trim() !== '' && Object.is(n, e.value) && !Value.Check(e.schema as TSchema, n)) keys.push(key)
   }
@@ -174,8 +190,8 @@ function coercedQueryKeys(request: Request, e: { schema?: unknown; value?: unkno
 }
 
 /** ONE formatter for every error of every route: the spec's envelope, never HTML or a stack. */
-export const errorFormatter = new Elysia({ name: 'http.errors' }).onError({ as: 'global' }, ({ code, error, request, set, path }) => {
-  const formatted = classify(code, error, request)
+export const errorFormatter = new Elysia({ name: 'http.errors' }).onError({ as: 'global' }, ({ code, error, request, set, path, route }) => {
+  const formatted = classify(code, error, request, route)
   const requestId = requestIdOf(request)
   if (formatted.status >= 500) {
     log.error({ requestId, method: request.method, path, err: error }, 'unhandled error')

@@ -1,7 +1,12 @@
 /**
  * Sliding-window counters kept in process memory (login failures, enquiry rates): at most `limit`
- * events per key in any `windowMs`. Keys are bounded: when full, the least recently used key goes
- * first, so a flood from many addresses cannot grow memory without limit.
+ * events per key in any `windowMs`. Keys are bounded: a flood from many addresses cannot grow
+ * memory without limit. Keys live in two generations of at most `maxKeys / 2` each; when the newer
+ * one fills, the older is dropped whole and the newer takes its place, and a key touched in the
+ * older moves to the newer. So the keys forgotten are those untouched the longest, and every
+ * operation takes constant time (P54). (Dropping one key at a time from the front of a Map, the
+ * first version, slowed by the flood itself: JavaScriptCore walks the deleted slots each time, from
+ * 0.5 to 145 microseconds an operation after 400,000 addresses.)
  *
  * A full window holds `maxKeys` keys, so each is kept small (P54): the key as a 53-bit hash (a
  * number, so no string stays alive; two keys share a count with a chance of about 1 in 10^6 when
@@ -9,7 +14,8 @@
  * That is ~70 bytes a key instead of ~200.
  */
 export class SlidingWindow {
-  private readonly hits = new Map<number, number | number[]>()
+  private newer = new Map<number, number | number[]>()
+  private older = new Map<number, number | number[]>()
 
   constructor(
     private readonly limit: number,
@@ -28,21 +34,26 @@ export class SlidingWindow {
     const id = slot(key)
     const times = this.recent(id, now)
     times.push(now)
-    this.hits.delete(id)
-    this.hits.set(id, times.length === 1 ? now : times)
-    if (this.hits.size > this.maxKeys) this.hits.delete(this.hits.keys().next().value!)
+    this.older.delete(id)
+    this.newer.set(id, times.length === 1 ? now : times)
+    if (this.newer.size >= this.maxKeys / 2) {
+      this.older = this.newer
+      this.newer = new Map()
+    }
   }
 
   clear(key: string): void {
-    this.hits.delete(slot(key))
+    const id = slot(key)
+    this.newer.delete(id)
+    this.older.delete(id)
   }
 
   get size(): number {
-    return this.hits.size
+    return this.newer.size + this.older.size
   }
 
   private recent(id: number, now: number): number[] {
-    const held = this.hits.get(id)
+    const held = this.newer.get(id) ?? this.older.get(id)
     const times = held === undefined ? [] : typeof held === 'number' ? [held] : held
     return times.filter((t) => t > now - this.windowMs)
   }

@@ -148,6 +148,7 @@ describe('GET /admin/enquiries', () => {
     ['perPage=101', 'perPage'],
     ['perPage=ten', 'perPage'],
     ['page=0', 'page'],
+    ['q=0&perPage=0', 'perPage'],
     [`q=${'x'.repeat(201)}`, 'q'],
   ])('a bad query value (%s) is 400 naming the field', async (query, field) => {
     const { status, body } = await get(`/admin/enquiries?${query}`)

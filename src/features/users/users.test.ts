@@ -267,12 +267,14 @@ describe('reading users', () => {
   })
 
   // Elysia drops the name of a coerced query number that is out of range (elysiajs/elysia#1822);
-  // the error formatter recovers it from the query string.
+  // the error formatter recovers it from the query string and the route's numeric parameters.
   test.each([
     ['perPage=0', 'perPage'],
     ['perPage=101', 'perPage'],
     ['page=0', 'page'],
     ['page=0&perPage=5', 'page'],
+    // A text parameter with the same digits is not taken for it.
+    ['q=0&perPage=0', 'perPage'],
   ])('an out-of-range number (%s) is named in fields, and only it', async (query, field) => {
     const res = await send(app, 'GET', `/admin/users?${query}`, undefined, session)
     expect(Object.keys((await json(res)).fields)).toEqual([field])
