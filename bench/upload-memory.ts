@@ -12,11 +12,11 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { normalise, writeDerivatives } from '../src/features/media/pipeline.ts'
 import { photo } from '../test/images.ts'
+import { memory } from './lib/memory.ts'
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { uploads: { type: 'string', default: '12' } } })
 const uploads = Number(values.uploads)
 const root = mkdtempSync(join(os.tmpdir(), 'bench-upload-memory-'))
-const rss = () => Math.round(process.memoryUsage().rss / 2 ** 20)
 const after: number[] = []
 const started = performance.now()
 try {
@@ -26,8 +26,7 @@ try {
     writeFileSync(file, await photo(3000 + n * 8, 2000))
     const normalised = await normalise(file, join(root, 'storage'))
     await writeDerivatives(normalised.originalPath, join(root, 'media'), 'genesis', normalised)
-    Bun.gc(true)
-    after.push(rss())
+    after.push(memory().rss)
   }
 } finally {
   rmSync(root, { recursive: true, force: true })

@@ -24,6 +24,13 @@ afterAll(async () => {
   await sink.close()
 })
 
+/** A fresh app for one describe block (its own database), with a superadmin signed in. */
+async function appWithSuperadmin(env: Record<string, string> = {}) {
+  const app = await startApp({ env: { ...sink.env, ...env } })
+  const superadmin = await createAdmin(app, { role: 'superadmin' })
+  return { app, superadmin, session: await login(app, superadmin.phone) }
+}
+
 /** The body as JSON, after checking that no stored secret or counter leaked into the raw text. */
 async function read(res: Response) {
   const text = await res.clone().text()
@@ -307,9 +314,7 @@ describe('creating users', () => {
   let session: LoggedIn
 
   beforeAll(async () => {
-    app = await startApp({ env: sink.env })
-    superadmin = await createAdmin(app, { role: 'superadmin' })
-    session = await login(app, superadmin.phone)
+    ;({ app, superadmin, session } = await appWithSuperadmin())
   })
   afterAll(() => app.destroy())
 
@@ -501,9 +506,7 @@ describe('creating users with PHONE_DEFAULT_COUNTRY=GB', () => {
   let session: LoggedIn
 
   beforeAll(async () => {
-    app = await startApp({ env: { ...sink.env, PHONE_DEFAULT_COUNTRY: 'GB' } })
-    const superadmin = await createAdmin(app, { role: 'superadmin' })
-    session = await login(app, superadmin.phone)
+    ;({ app, session } = await appWithSuperadmin({ PHONE_DEFAULT_COUNTRY: 'GB' }))
   })
   afterAll(() => app.destroy())
 
@@ -524,9 +527,7 @@ describe('changing users', () => {
   let session: LoggedIn
 
   beforeAll(async () => {
-    app = await startApp({ env: sink.env })
-    superadmin = await createAdmin(app, { role: 'superadmin' })
-    session = await login(app, superadmin.phone)
+    ;({ app, superadmin, session } = await appWithSuperadmin())
   })
   afterAll(() => app.destroy())
 
@@ -777,9 +778,7 @@ describe('changing passwords', () => {
   let session: LoggedIn
 
   beforeAll(async () => {
-    app = await startApp({ env: sink.env })
-    superadmin = await createAdmin(app, { role: 'superadmin' })
-    session = await login(app, superadmin.phone)
+    ;({ app, superadmin, session } = await appWithSuperadmin())
   })
   afterAll(() => app.destroy())
 
